@@ -1,0 +1,155 @@
+// Package executor defines how cordon runs a command: the Executor contract
+// that every backend implements, the optional Starter and Describer
+// extensions, typed errors, and Local, the unsandboxed reference executor.
+package executor
+
+import (
+	"context"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Request is one command to run. The workspace has already judged it: an
+// executor decides how to run a command, never whether.
+type Request struct {
+	// Command is run as /bin/sh -c Command.
+	Command string
+	// Dir is the absolute, resolved working directory, already judged.
+	Dir string
+	// Env is the complete environment; the parent's is never inherited.
+	Env []string
+	// Timeout kills the command's whole process group; 0 means none.
+	Timeout time.Duration
+	// Policy is the ACL the OS sandbox is derived from.
+	Policy *policy.Policy
+	// Root is the resolved workspace root.
+	Root string
+	// Home is the user's home directory ("" when unknown).
+	Home string
+	// Grants are the paths approved for this one command.
+	Grants []policy.Grant
+	// OutputLimit is the number of bytes kept per stream (head and tail,
+	// with an omission marker); 0 means DefaultOutputLimit.
+	OutputLimit int
+}
+
+// DefaultOutputLimit is the per-stream output limit when Request.OutputLimit is 0.
+const DefaultOutputLimit = 30000
+
+// Result is the outcome of a command that ran. A non-zero exit is a Result,
+// not an error.
+type Result struct {
+	// ExitCode is -1 when the command was killed by a signal or timed out.
+	ExitCode int `json:"exit_code"`
+	// Signal names the signal that killed the command ("killed", ...), if any.
+	Signal string `json:"signal,omitempty"`
+	Stdout []byte `json:"stdout"`
+	Stderr []byte `json:"stderr"`
+	// TimedOut is set when the timeout or the context ended the command.
+	TimedOut bool `json:"timed_out"`
+	// Truncated is set when output beyond OutputLimit was dropped.
+	Truncated bool          `json:"truncated"`
+	Duration  time.Duration `json:"duration"`
+}
+
+// Executor runs commands.
+type Executor interface {
+	// Run runs req to completion. It returns an error only when the command
+	// could not be run as asked: *UnavailableError, *UnenforceableError, or
+	// the context ending before the command started.
+	Run(ctx context.Context, req *Request) (*Result, error)
+}
+
+// Starter is implemented by executors that run background processes under
+// the same sandbox as Run.
+type Starter interface {
+	// Start starts req in the background; Request.Timeout is ignored. The
+	// process's stdout and stderr are merged.
+	Start(ctx context.Context, req *Request) (Process, error)
+}
+
+// Process is a background command started by a Starter.
+type Process interface {
+	// ReadOutput returns the merged output produced since the last call, and
+	// whether older unread output was dropped because the buffer was full.
+	ReadOutput() (out []byte, dropped bool)
+	// Done is closed when the process has exited and been reaped.
+	Done() <-chan struct{}
+	// Wait waits for the process to exit and returns its result; Stdout
+	// holds output not yet consumed by ReadOutput.
+	Wait() *Result
+	// Kill kills the process's whole group (or container exec) and waits
+	// for it to be reaped.
+	Kill() error
+}
+
+// Describer is implemented by executors that can say what they enforce on
+// this host.
+type Describer interface {
+	Describe(ctx context.Context) Capabilities
+}
+
+// Control is one kind of isolation an executor may or may not enforce.
+// Conformance cases name the controls they check; a case whose control is
+// declared as a Gap is reported as a gap instead of a failure.
+type Control string
+
+// The controls.
+const (
+	// ControlFSRead: reads outside the derived read grants are refused.
+	ControlFSRead Control = "fs-read"
+	// ControlFSWrite: writes outside the derived write grants are refused.
+	ControlFSWrite Control = "fs-write"
+	// ControlFSNewFiles: denied and protected patterns also cover files
+	// created after the command started.
+	ControlFSNewFiles Control = "fs-new-files"
+	// ControlFSMetadata: stat, chdir and chmod on paths outside grants.
+	ControlFSMetadata Control = "fs-metadata"
+	// ControlProtect: protected paths (.git/hooks, ...) cannot be written.
+	ControlProtect Control = "protect"
+	// ControlNetTCP: TCP connect and bind are refused under network none.
+	ControlNetTCP Control = "net-tcp"
+	// ControlNetUDP: UDP is refused under network none.
+	ControlNetUDP Control = "net-udp"
+	// ControlNetUnix: connecting to pathname Unix sockets outside grants is refused.
+	ControlNetUnix Control = "net-unix"
+	// ControlNetAbstract: abstract Unix sockets outside the sandbox are unreachable.
+	ControlNetAbstract Control = "net-abstract-unix"
+	// ControlSignal: processes outside the sandbox cannot be signalled.
+	ControlSignal Control = "signal"
+	// ControlProcessTree: timeout kills every descendant, setsid ones included.
+	ControlProcessTree Control = "process-tree"
+)
+
+// Gap is a control an executor cannot enforce on this host, and why.
+type Gap struct {
+	Control Control `json:"control"`
+	Reason  string  `json:"reason"`
+}
+
+// Capabilities describes what an executor enforces on this host.
+type Capabilities struct {
+	// Backend is the executor's name: "local", "bwrap", "landlock", ...
+	Backend string `json:"backend"`
+	// Sandboxed is false for executors that enforce no isolation at all.
+	Sandboxed bool `json:"sandboxed"`
+	// Enforced lists the controls the executor enforces here.
+	Enforced []Control `json:"enforced"`
+	// Gaps lists the controls it cannot enforce here, with the reason.
+	Gaps []Gap `json:"gaps"`
+	// BestEffort is set when the executor runs despite gaps.
+	BestEffort bool `json:"best_effort"`
+	// Info holds facts such as versions and ABI levels.
+	Info map[string]string `json:"info,omitempty"`
+}
+
+// Gap returns the declared gap for c, if any.
+func (c Capabilities) Gap(ctl Control) (Gap, bool) {
+	for _, g := range c.Gaps {
+		if g.Control == ctl {
+			return g, true
+		}
+	}
+	return Gap{}, false
+}

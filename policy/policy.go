@@ -1,0 +1,247 @@
+package policy
+
+import (
+	"fmt"
+	"runtime"
+)
+
+// Mode is a preset policy. Shorthands (Spec.Readable, Spec.Writable, ...)
+// refine a preset.
+//
+//	mode      write in root  read outside  write outside  shell  network
+//	readonly  deny           deny          deny           none   none
+//	coding    allow          ask           deny           ask    none
+//	trusted   allow          allow         ask            allow  full
+//
+// The zero value is Coding, the default.
+type Mode uint8
+
+const (
+	// Coding lets the agent write inside the root; reads outside, and every
+	// command, need approval. It is the default.
+	Coding Mode = iota
+	// Readonly lets the agent read inside the root only, with no shell.
+	Readonly
+	// Trusted lets the agent read anywhere and run any command; writes
+	// outside the root need approval.
+	Trusted
+)
+
+// String returns "coding", "readonly" or "trusted".
+func (m Mode) String() string {
+	switch m {
+	case Coding:
+		return "coding"
+	case Readonly:
+		return "readonly"
+	case Trusted:
+		return "trusted"
+	}
+	return fmt.Sprintf("Mode(%d)", uint8(m))
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (m Mode) MarshalText() ([]byte, error) {
+	if m > Trusted {
+		return nil, fmt.Errorf("invalid mode %d", uint8(m))
+	}
+	return []byte(m.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler, accepting "readonly",
+// "coding" and "trusted": invalid mode "yolo".
+func (m *Mode) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "coding":
+		*m = Coding
+	case "readonly":
+		*m = Readonly
+	case "trusted":
+		*m = Trusted
+	default:
+		return fmt.Errorf("invalid mode %q", b)
+	}
+	return nil
+}
+
+// Policy returns the preset policy of the mode, with default System and
+// Protect settings.
+func (m Mode) Policy() *Policy {
+	switch m {
+	case Readonly:
+		return &Policy{Write: Deny, ReadOutside: Deny, WriteOutside: Deny, AllowShell: false, ShellDefault: Deny, Network: NetworkNone}
+	case Trusted:
+		return &Policy{Write: Allow, ReadOutside: Allow, WriteOutside: Ask, AllowShell: true, ShellDefault: Allow, Network: NetworkFull}
+	default:
+		return &Policy{Write: Allow, ReadOutside: Ask, WriteOutside: Deny, AllowShell: true, ShellDefault: Ask, Network: NetworkNone}
+	}
+}
+
+// PathRule decides operations on paths matching Pattern.
+//
+// Pattern forms (a trailing "/" is ignored; an empty pattern is an error):
+//   - starting with "/" or "~": absolute; matches the resolved path and its
+//     subtree. The pattern's existing prefix is itself symlink-resolved.
+//   - containing "/" otherwise: relative to the root; matches the root-relative
+//     path and its subtree; never matches outside the root.
+//   - without "/" (a bare name such as ".env*"): matches when any segment of
+//     the path matches, inside the root and outside it.
+//
+// Globs: "*" and "?" match within one segment, "[...]" is a class and "**"
+// spans segments. Unlike the reference design, "*" never crosses "/".
+type PathRule struct {
+	Pattern string   `json:"pattern" yaml:"pattern"`
+	Action  Decision `json:"action" yaml:"action"`
+	// Ops lists the operations the rule applies to; empty means both.
+	Ops []Op `json:"ops,omitempty" yaml:"ops,omitempty"`
+}
+
+// AppliesTo reports whether the rule covers op.
+func (r PathRule) AppliesTo(op Op) bool {
+	if len(r.Ops) == 0 {
+		return true
+	}
+	for _, o := range r.Ops {
+		if o == op {
+			return true
+		}
+	}
+	return false
+}
+
+// CommandRule decides command segments whose first words equal Pattern's
+// words ("git push" matches "git push origin", not "git pushx").
+type CommandRule struct {
+	Pattern string   `json:"pattern" yaml:"pattern"`
+	Action  Decision `json:"action" yaml:"action"`
+}
+
+// Protect selects the protected paths: files that run later outside the
+// sandbox (git hooks and config, shell profiles, editor settings) and are
+// write-denied at any depth, including paths that do not exist yet.
+//
+// The zero value protects DefaultProtected.
+type Protect struct {
+	// Disabled turns protection off (protect: none).
+	Disabled bool
+	// Extra adds patterns to the defaults (protect: [...]).
+	Extra []string
+}
+
+// DefaultProtected lists the patterns protected by default. Patterns with a
+// "/" are root-relative (any depth in the root); the others are bare names
+// (any depth, inside and outside the root).
+var DefaultProtected = []string{
+	"**/.git/hooks",
+	"**/.git/config",
+	".gitmodules",
+	".gitconfig",
+	".bashrc",
+	".bash_profile",
+	".zshrc",
+	".zprofile",
+	".profile",
+	".envrc",
+	".vscode",
+	".idea",
+	".mcp.json",
+}
+
+// Patterns returns the protected patterns in order: the defaults (unless
+// disabled), then Extra.
+func (p Protect) Patterns() []string {
+	var out []string
+	if !p.Disabled {
+		out = append(out, DefaultProtected...)
+	}
+	return append(out, p.Extra...)
+}
+
+// DefaultSystem returns the absolute paths that commands may read and execute
+// at the OS level for a shell to work at all on this operating system. They
+// are OS-level grants only: the ACL still judges file tools and path claims.
+func DefaultSystem() []string {
+	if runtime.GOOS == "darwin" {
+		return []string{"/System", "/Library", "/usr", "/bin", "/sbin", "/private/etc", "/private/var/db/timezone", "/opt/homebrew", "/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/tty"}
+	}
+	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/proc/self"}
+}
+
+// Policy is the ACL a workspace enforces and the OS sandbox is derived from.
+// It is plain data; NewChecker validates and compiles it.
+//
+// The zero value denies everything: no writes, no reads outside the root, no
+// shell, no network, default System and Protect.
+type Policy struct {
+	// Write decides writes inside the root.
+	Write Decision
+	// ReadOutside decides reads outside the root.
+	ReadOutside Decision
+	// WriteOutside decides writes outside the root.
+	WriteOutside Decision
+	// PathRules are tried in order after DeniedPaths and the protected
+	// paths; the first rule that matches and covers the op decides.
+	PathRules []PathRule
+	// DeniedPaths are patterns denied for every op, before any rule.
+	DeniedPaths []string
+	// AllowShell enables commands. When false every command is denied and
+	// ShellDefault is normalised to Deny.
+	AllowShell bool
+	// ShellDefault decides a command segment no rule matches.
+	ShellDefault Decision
+	// CommandRules are tried in order per segment; the first match decides.
+	CommandRules []CommandRule
+	// CommandDecider, if set, is consulted for every segment before
+	// CommandRules; it returns false to fall through.
+	CommandDecider func(segment string) (Decision, bool)
+
+	// Network is the OS-level network access (cordon's addition).
+	Network Network
+	// System lists absolute paths commands may read and execute at the OS
+	// level; nil means DefaultSystem().
+	System []string
+	// Protect selects the write-protected paths (cordon's addition).
+	Protect Protect
+}
+
+// SystemPaths returns System, or DefaultSystem() when System is nil.
+func (p *Policy) SystemPaths() []string {
+	if p.System == nil {
+		return DefaultSystem()
+	}
+	return p.System
+}
+
+// Clone returns a deep copy of p (CommandDecider is shared).
+func (p *Policy) Clone() *Policy {
+	q := *p
+	q.PathRules = cloneRules(p.PathRules)
+	q.DeniedPaths = append([]string(nil), p.DeniedPaths...)
+	q.CommandRules = append([]CommandRule(nil), p.CommandRules...)
+	if p.System != nil {
+		q.System = append([]string{}, p.System...)
+	}
+	q.Protect.Extra = append([]string(nil), p.Protect.Extra...)
+	return &q
+}
+
+func cloneRules(rs []PathRule) []PathRule {
+	if rs == nil {
+		return nil
+	}
+	out := make([]PathRule, len(rs))
+	for i, r := range rs {
+		r.Ops = append([]Op(nil), r.Ops...)
+		out[i] = r
+	}
+	return out
+}
+
+// Grant is a path the user approved for one command: an ask that became an
+// allow. Grants open the OS sandbox for exactly that command.
+type Grant struct {
+	// Path is absolute and resolved.
+	Path string `json:"path"`
+	// Op is the approved operation; a Write grant implies Read.
+	Op Op `json:"op"`
+}
