@@ -1,10 +1,6 @@
 package policy
 
-import (
-	"errors"
-	"fmt"
-	"io/fs"
-)
+import "errors"
 
 // API SKELETON: the bodies below are placeholders to be replaced by the real
 // implementation; the exported names and signatures are the contract other
@@ -103,63 +99,3 @@ type Verdict struct {
 	// Reason is a sentence for the user or the model.
 	Reason string `json:"reason"`
 }
-
-// CommandVerdict is the judgement of a whole command.
-type CommandVerdict struct {
-	Decision Decision `json:"decision"`
-	// Rule and Reason come from the strictest element.
-	Rule     string           `json:"rule"`
-	Reason   string           `json:"reason"`
-	Segments []SegmentVerdict `json:"segments"`
-	Claims   []ClaimVerdict   `json:"claims"`
-}
-
-// SegmentVerdict is the command-rule verdict of one simple command.
-type SegmentVerdict struct {
-	// Text is the segment as it appears in the command.
-	Text string `json:"text"`
-	// Words are the literal words after quote removal, assignments skipped
-	// and wrappers unwrapped; empty when not literal.
-	Words    []string `json:"words"`
-	Decision Decision `json:"decision"`
-	Rule     string   `json:"rule"`
-	Reason   string   `json:"reason"`
-}
-
-// ClaimVerdict is the path verdict of one path claim.
-type ClaimVerdict struct {
-	// Arg is the word as written in the command.
-	Arg string `json:"arg"`
-	// Source says where the claim came from: "redirect", "argument",
-	// "writer argument", "cwd".
-	Source  string   `json:"source"`
-	Verdict *Verdict `json:"verdict"`
-}
-
-// DeniedError reports an operation the policy forbids, or an ask nobody
-// approved. It unwraps to fs.ErrPermission.
-type DeniedError struct {
-	// Op is "read", "write" or "run".
-	Op string
-	// Path is the resolved path, or the command for Op "run".
-	Path     string
-	Rule     string
-	Decision Decision
-	// Reason is the sentence the model should read.
-	Reason string
-}
-
-func (e *DeniedError) Error() string {
-	what := "denied"
-	if e.Decision == Ask {
-		what = "needs approval"
-	}
-	s := fmt.Sprintf("%s %s: %s by %s", e.Op, e.Path, what, e.Rule)
-	if e.Reason != "" {
-		s += ": " + e.Reason
-	}
-	return s
-}
-
-// Unwrap returns fs.ErrPermission.
-func (e *DeniedError) Unwrap() error { return fs.ErrPermission }
