@@ -1,6 +1,3 @@
-// Package executor defines how cordon runs a command: the Executor contract
-// that every backend implements, the optional Starter and Describer
-// extensions, typed errors, and Local, the unsandboxed reference executor.
 package executor
 
 import (

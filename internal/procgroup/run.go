@@ -1,0 +1,182 @@
+package procgroup
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/outbuf"
+)
+
+// Run runs s to completion and returns its result. It returns an error only
+// when the command could not be started (*SpecError, *StartError) or ctx
+// was already done; a non-zero exit, a signal, a timeout or ctx ending
+// while the command runs are reported in the Result.
+func Run(ctx context.Context, s *Spec) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r, err := s.resolve()
+	if err != nil {
+		return nil, err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
+	}
+	began := time.Now()
+	proc, err := start(s, r, outW, errW)
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
+		return nil, err
+	}
+
+	stdout := outbuf.NewHeadTail(r.limit)
+	stderr := outbuf.NewHeadTail(r.limit)
+	drained := readAll([]io.Writer{stdout, stderr}, []*os.File{outR, errR})
+
+	timedOut, state := supervise(ctx, proc, s.Timeout, nil)
+	awaitOutput(drained, r.waitDelay, outR, errR)
+
+	res := result(proc.Pid, state, timedOut)
+	res.Stdout = stdout.Bytes()
+	res.Stderr = stderr.Bytes()
+	res.Truncated = stdout.Truncated() || stderr.Truncated()
+	res.Duration = time.Since(began)
+	return res, nil
+}
+
+// start forks the command on the launcher with stdin /dev/null, the given
+// stdout and stderr, and the spec's extra files.
+func start(s *Spec, r *resolved, stdout, stderr *os.File) (*os.Process, error) {
+	sys, err := sysProcAttr()
+	if err != nil {
+		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
+	}
+	files := append([]*os.File{r.launcher.DevNull(), stdout, stderr}, s.ExtraFiles...)
+	proc, err := r.launcher.StartProcess(r.path, r.args, &os.ProcAttr{
+		Dir:   s.Dir,
+		Env:   r.env,
+		Files: files,
+		Sys:   sys,
+	})
+	if err != nil {
+		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
+	}
+	return proc, nil
+}
+
+// supervise waits for the leader to exit. When ctx ends, the timeout fires
+// or kill is closed first, it freezes and kills the whole tree. Either way it
+// then kills what is left of the process group and reaps the leader.
+// timedOut is set for ctx and timeout, not for kill.
+func supervise(ctx context.Context, proc *os.Process, timeout time.Duration, kill <-chan struct{}) (timedOut bool, state *os.ProcessState) {
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		state, _ = waitExited(proc)
+	}()
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	killed := false
+	select {
+	case <-exited:
+	case <-ctx.Done():
+		killed, timedOut = true, true
+	case <-expired:
+		killed, timedOut = true, true
+	case <-kill:
+		killed = true
+	}
+	if killed {
+		select {
+		case <-exited: // it exited by itself meanwhile
+			killed, timedOut = false, false
+		default:
+			killTree(proc.Pid)
+			<-exited
+		}
+	}
+	// The leader has exited but is not reaped yet (where waitExited can
+	// wait without reaping), so its pid still names only this group.
+	killGroup(proc.Pid)
+	if state == nil {
+		state, _ = proc.Wait()
+	}
+	return timedOut, state
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// readAll copies each file into its writer until EOF or until the file is
+// closed, and closes the returned channel when all copies are done.
+func readAll(ws []io.Writer, fs []*os.File) <-chan struct{} {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range fs {
+		wg.Go(func() {
+			buf := copyBufs.Get().(*[]byte)
+			defer copyBufs.Put(buf)
+			for {
+				n, err := fs[i].Read(*buf)
+				if n > 0 {
+					_, _ = ws[i].Write((*buf)[:n])
+				}
+				if err != nil {
+					return
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+// awaitOutput waits up to delay for the readers to reach EOF, then closes
+// the read ends (which ends the readers) and waits for them.
+func awaitOutput(drained <-chan struct{}, delay time.Duration, fs ...*os.File) {
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-drained:
+	case <-t.C:
+	}
+	for _, f := range fs {
+		f.Close()
+	}
+	<-drained
+}
+
+// result interprets the leader's exit status.
+func result(pid int, state *os.ProcessState, timedOut bool) *Result {
+	res := &Result{Pid: pid, ExitCode: -1, TimedOut: timedOut}
+	if state == nil {
+		return res
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal().String()
+	} else if !timedOut {
+		res.ExitCode = state.ExitCode()
+	}
+	return res
+}
+
+// errUnsupported is wrapped by the stubs of platforms without process groups.
+var errUnsupported = errors.ErrUnsupported

@@ -1,0 +1,20 @@
+//go:build unix
+
+package procgroup
+
+import (
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// sysProcAttr makes the child a session (and process group) leader without
+// a controlling terminal.
+func sysProcAttr() (*syscall.SysProcAttr, error) {
+	return &syscall.SysProcAttr{Setsid: true}, nil
+}
+
+// killGroup sends SIGKILL to process group pgid; an empty group is fine.
+func killGroup(pgid int) {
+	_ = unix.Kill(-pgid, unix.SIGKILL)
+}
