@@ -1,28 +1,92 @@
 package policy
 
-import "errors"
-
-// API SKELETON: the bodies below are placeholders to be replaced by the real
-// implementation; the exported names and signatures are the contract other
-// packages code against.
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // Checker is a Policy compiled against a workspace root and a home
-// directory. It is safe for concurrent use.
+// directory. It is immutable and safe for concurrent use.
 type Checker struct {
-	p    *Policy
-	root string
-	home string
+	p     *Policy
+	root  string
+	home  string
+	rules []Rule
+	// byOp holds the indexes into rules that apply to each op, in order.
+	byOp [3][]int
 }
 
 // NewChecker validates p and compiles it for the given root and home. The
-// root is resolved once (symlinks followed). An empty home means "unknown":
-// "~" patterns then match nothing and "~" paths are errors; it never means "/".
+// root must be absolute; it is resolved once (symlinks followed). An empty
+// home means "unknown": "~" patterns then match nothing and "~" paths are
+// errors; it never means "/". The checker keeps a normalised copy of p.
 func NewChecker(p *Policy, root, home string) (*Checker, error) {
-	return nil, errors.New("policy: NewChecker not implemented yet")
+	if p == nil {
+		p = &Policy{}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if !strings.HasPrefix(root, "/") {
+		return nil, &PathError{Path: root, Err: ErrRelativeBase}
+	}
+	rroot, err := resolvePath("/", "", root)
+	if err != nil {
+		return nil, err
+	}
+	rhome := ""
+	if home != "" {
+		if !strings.HasPrefix(home, "/") {
+			return nil, &PathError{Path: home, Err: ErrRelativeBase}
+		}
+		if rhome, err = resolvePath("/", "", home); err != nil {
+			return nil, err
+		}
+	}
+	c := &Checker{p: p.Clone(), root: rroot, home: rhome}
+	if !c.p.AllowShell {
+		c.p.ShellDefault = Deny
+	}
+	add := func(list string, i int, pat string, action Decision, ops []Op) error {
+		cp, err := CompilePattern(pat, rhome)
+		if err != nil {
+			var pe *PatternError
+			if asPatternError(err, &pe) {
+				pe.List, pe.Index = list, i
+			}
+			return err
+		}
+		c.rules = append(c.rules, Rule{Source: list + "[" + strconv.Itoa(i) + "]", Pattern: cp, Action: action, Ops: ops})
+		return nil
+	}
+	for i, pat := range c.p.DeniedPaths {
+		if err := add("denied_paths", i, pat, Deny, nil); err != nil {
+			return nil, err
+		}
+	}
+	for i, pat := range c.p.Protect.Patterns() {
+		if err := add("protect", i, pat, Deny, []Op{Write}); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range c.p.PathRules {
+		if err := add("path_rules", i, r.Pattern, r.Action, r.Ops); err != nil {
+			return nil, err
+		}
+	}
+	for i, r := range c.rules {
+		for _, op := range []Op{Read, Write} {
+			if (PathRule{Ops: r.Ops}).AppliesTo(op) {
+				c.byOp[op] = append(c.byOp[op], i)
+			}
+		}
+	}
+	return c, nil
 }
 
-// Policy returns the policy the checker was compiled from. Callers must not
-// modify it.
+// Policy returns the normalised policy the checker was compiled from.
+// Callers must not modify it.
 func (c *Checker) Policy() *Policy { return c.p }
 
 // Root returns the resolved workspace root.
@@ -32,15 +96,23 @@ func (c *Checker) Root() string { return c.root }
 func (c *Checker) Home() string { return c.home }
 
 // Rules returns the effective ordered path rules: denied_paths (every op),
-// then the protected paths (write), then path_rules.
-func (c *Checker) Rules() []Rule { return nil }
+// then the protected paths (write), then path_rules. Callers must not
+// modify the result.
+func (c *Checker) Rules() []Rule { return c.rules }
+
+// Inside classifies a resolved absolute path: its root-relative POSIX path
+// ("." for the root) and whether it lies inside the root.
+func (c *Checker) Inside(abs string) (rel string, inside bool) { return relativeTo(c.root, abs) }
 
 // Resolve turns path into an absolute, symlink-resolved path: "~" expanded,
 // relative paths made absolute against base (the root when base is ""),
 // every existing component's symlinks followed and a missing tail appended
 // lexically.
 func (c *Checker) Resolve(base, path string) (string, error) {
-	return "", errors.New("policy: Resolve not implemented yet")
+	if base == "" {
+		base = c.root
+	}
+	return resolvePath(base, c.home, path)
 }
 
 // DecidePath judges op on path, relative paths being relative to the root.
@@ -51,18 +123,89 @@ func (c *Checker) DecidePath(path string, op Op) (*Verdict, error) {
 // DecidePathAt judges op on path, relative paths being relative to base
 // (an absolute directory; the root when "").
 func (c *Checker) DecidePathAt(base, path string, op Op) (*Verdict, error) {
-	return nil, errors.New("policy: DecidePathAt not implemented yet")
+	if !op.Valid() {
+		return nil, fmt.Errorf("policy: invalid op %d", uint8(op))
+	}
+	abs, err := c.Resolve(base, path)
+	if err != nil {
+		return nil, err
+	}
+	return c.DecideResolved(abs, op), nil
 }
 
-// DecideResolved judges op on an already resolved absolute path without
-// touching the file system.
-func (c *Checker) DecideResolved(abs string, op Op) *Verdict { return nil }
+// DecideResolved judges op on an already resolved, clean absolute path
+// without touching the file system.
+func (c *Checker) DecideResolved(abs string, op Op) *Verdict {
+	rel, inside := relativeTo(c.root, abs)
+	v := &Verdict{Op: op, Path: abs, Inside: inside}
+	if inside {
+		v.Rel = rel
+	}
+	if op != Read && op != Write {
+		v.Decision, v.Rule, v.Reason = Deny, "invalid op", "the operation is not read or write"
+		return v
+	}
+	t := newTarget(abs, rel, inside)
+	for _, i := range c.byOp[op] {
+		r := &c.rules[i]
+		if r.Pattern.matchTarget(&t) {
+			v.Decision = r.Action
+			v.Rule = r.Source + " " + quote(r.Pattern.String())
+			v.Reason = ruleReason(r, op)
+			return v
+		}
+	}
+	where := "inside"
+	switch {
+	case inside && op == Read:
+		v.Decision = Allow
+	case inside:
+		v.Decision = c.p.Write
+	case op == Read:
+		v.Decision, where = c.p.ReadOutside, "outside"
+	default:
+		v.Decision, where = c.p.WriteOutside, "outside"
+	}
+	v.Rule = "default: " + op.String() + " " + where + " root"
+	v.Reason = defaultReason(v.Decision, op, where)
+	return v
+}
 
-// DecideCommand judges a shell command run in cwd (absolute; the root when
-// ""): the strictest of every segment's command-rule verdict and every path
-// claim's verdict. The cwd is itself a read claim.
-func (c *Checker) DecideCommand(cmd, cwd string) (*CommandVerdict, error) {
-	return nil, errors.New("policy: DecideCommand not implemented yet")
+func ruleReason(r *Rule, op Op) string {
+	switch {
+	case strings.HasPrefix(r.Source, "denied_paths"):
+		return fmt.Sprintf("the path matches the denied pattern %q and may not be read or written", r.Pattern.String())
+	case strings.HasPrefix(r.Source, "protect"):
+		return fmt.Sprintf("the path matches the protected pattern %q (files that run later outside the sandbox) and may not be written", r.Pattern.String())
+	}
+	switch r.Action {
+	case Allow:
+		return fmt.Sprintf("the rule %q allows %s here", r.Pattern.String(), verb(op))
+	case Ask:
+		return fmt.Sprintf("the rule %q requires approval to %s this path", r.Pattern.String(), op)
+	}
+	return fmt.Sprintf("the rule %q forbids %s this path", r.Pattern.String(), verb(op))
+}
+
+func defaultReason(d Decision, op Op, where string) string {
+	place := "inside the workspace root"
+	if where == "outside" {
+		place = "outside the workspace root"
+	}
+	switch d {
+	case Allow:
+		return verb(op) + " " + place + " is allowed"
+	case Ask:
+		return verb(op) + " " + place + " needs the user's approval"
+	}
+	return verb(op) + " " + place + " is not allowed by this workspace's policy"
+}
+
+func verb(op Op) string {
+	if op == Write {
+		return "writing"
+	}
+	return "reading"
 }
 
 // Rule is one compiled, effective path rule.
@@ -76,13 +219,8 @@ type Rule struct {
 	Ops []Op
 }
 
-// Pattern is a compiled path pattern.
-type Pattern struct {
-	raw string
-}
-
-// String returns the pattern as written.
-func (p *Pattern) String() string { return p.raw }
+// AppliesTo reports whether the rule covers op.
+func (r Rule) AppliesTo(op Op) bool { return PathRule{Ops: r.Ops}.AppliesTo(op) }
 
 // Verdict is the judgement of one op on one path.
 type Verdict struct {
@@ -98,4 +236,12 @@ type Verdict struct {
 	Inside bool   `json:"inside"`
 	// Reason is a sentence for the user or the model.
 	Reason string `json:"reason"`
+}
+
+// DecideCommand judges a shell command run in cwd (absolute; the root when
+// ""): the strictest of every segment's command-rule verdict and every path
+// claim's verdict. The cwd is itself a read claim. See CommandVerdict for
+// the gate's rules.
+func (c *Checker) DecideCommand(cmd, cwd string) (*CommandVerdict, error) {
+	return c.decideCommand(cmd, cwd)
 }

@@ -1,6 +1,102 @@
 package policy
 
-// CommandVerdict is the judgement of a whole command.
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy/internal/shellscan"
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Caps of the command gate. A longer or deeper command is never allowed.
+const (
+	// MaxCommandLen is the longest command the gate parses, in bytes.
+	MaxCommandLen = shellscan.DefaultMaxLen
+	// MaxCommandDepth is the deepest nesting (syntax and recursive parses
+	// of sh -c and eval strings) the gate follows.
+	MaxCommandDepth = shellscan.DefaultMaxDepth
+	// maxGlobMatches caps the existing files a glob claim is checked
+	// against, beyond the directory it is rooted in.
+	maxGlobMatches = 64
+)
+
+// CommandError reports a command the gate refuses to judge: one containing
+// a NUL byte (Err is ErrNUL).
+type CommandError struct {
+	Command string
+	Err     error
+}
+
+func (e *CommandError) Error() string {
+	cmd := e.Command
+	if len(cmd) > 80 {
+		cmd = cmd[:80] + "..."
+	}
+	return fmt.Sprintf("command %q: %v", cmd, e.Err)
+}
+
+// Unwrap returns the underlying error.
+func (e *CommandError) Unwrap() error { return e.Err }
+
+// CommandVerdict is the judgement of a whole command by the command gate.
+//
+// # The command gate
+//
+// DecideCommand parses the command with mvdan.cc/sh/v3/syntax (bash
+// dialect) and judges every simple command in it — in lists, pipelines,
+// subshells, groups, if/for/while/until/case, function bodies, command and
+// process substitutions, `sh -c` and `eval` strings (parsed recursively),
+// alias values, trap actions, find -exec and xargs commands — after quote
+// removal (r”m, \rm and $'\x72m' are all rm), leading assignments and
+// wrappers (env, command, builtin, exec, nohup, nice, time, timeout, stdbuf,
+// setsid, ionice, xargs, busybox, sudo, doas). Per segment the policy's
+// CommandDecider decides first, then the first CommandRule whose words are a
+// word-boundary prefix of the segment's, then ShellDefault; across segments
+// the strictest wins. A command word that is a path is judged as written and
+// by its basename; sudo and doas are judged with and without the wrapper;
+// other wrappers only by rules that name them; git is also judged without
+// its global options (git -C dir push is git push).
+//
+// Uncertainty is never allowed. A parse error, a command name that is not a
+// literal ($X, $(echo rm), {rm,x}, globs), a non-literal sh -c or eval
+// string, or an exceeded cap (MaxCommandLen, MaxCommandDepth) is at least
+// Ask, with the reason. A word that may equal a Deny or Ask rule's word
+// (a variable, a glob, an xargs argument) makes that rule's match possible,
+// which is Ask. Code the gate cannot read — a shell reading a script or its
+// standard input, python -c, node -e, perl -e, ruby -e, awk programs that
+// can run commands, sed e, git -c, tar --to-command, source, environment
+// variables such as PATH or LD_PRELOAD — is at least Ask whenever the policy
+// could be bypassed by it: it has a Deny or Ask command rule, a
+// CommandDecider, or a ShellDefault other than Allow. Commands inside
+// find -exec, xargs, sh -c, eval, here-documents fed to a shell and
+// command-valued variables (GIT_SSH_COMMAND, PAGER, ...) are read and
+// judged as segments.
+//
+// Path claims. Redirect targets (>, >>, >|, &>, &>>, <>, N>) are write
+// claims and < is a read claim; here-documents, here-strings and descriptor
+// duplications (2>&1) are not paths. Arguments that look like paths
+// (containing "/" or ".", or starting with "~"), the values of --flag=value
+// and key=value arguments and @file values are read claims, except URLs and
+// the pseudo-devices (/dev/null, /dev/zero, /dev/std*, /dev/tty,
+// /dev/random, /dev/urandom, /dev/fd/*). The operands of known writers (rm,
+// rmdir, mv, cp and install destinations, touch, mkdir, ln, tee, truncate,
+// chmod, chown, dd of=, sed -i, curl -o, sort -o, cc -o, go build -o, tar,
+// ...) are write claims. "~", $HOME and ${HOME} expand to the checker's home;
+// cd and pushd are tracked as a set of possible directories, and each claim
+// is judged against every one of them (physically and logically when the
+// path has ".."); a glob claims the directory it is rooted in, and existing
+// files it matches in that directory. The cwd itself is a read claim. A
+// claim that cannot be resolved is at least Ask.
+//
+// The gate is a gate, not a sandbox: it only ever adds restrictions, it
+// cannot see what programs do (a script the agent wrote, make, npm scripts,
+// git aliases from config files), and it judges names, not file contents.
+// The OS backends derived from the same policy are the boundary.
 type CommandVerdict struct {
 	Decision Decision `json:"decision"`
 	// Rule and Reason come from the strictest element.
@@ -15,11 +111,16 @@ type SegmentVerdict struct {
 	// Text is the segment as it appears in the command.
 	Text string `json:"text"`
 	// Words are the literal words after quote removal, assignments skipped
-	// and wrappers unwrapped; empty when not literal.
+	// and wrappers unwrapped; empty when not literal. Non-literal arguments
+	// appear as written.
 	Words    []string `json:"words"`
 	Decision Decision `json:"decision"`
 	Rule     string   `json:"rule"`
 	Reason   string   `json:"reason"`
+	// Dynamic says why the command could not be known before it runs.
+	Dynamic string `json:"dynamic,omitempty"`
+	// Opaque says why the segment runs code the gate cannot read.
+	Opaque string `json:"opaque,omitempty"`
 }
 
 // ClaimVerdict is the path verdict of one path claim.
@@ -27,7 +128,460 @@ type ClaimVerdict struct {
 	// Arg is the word as written in the command.
 	Arg string `json:"arg"`
 	// Source says where the claim came from: "redirect", "argument",
-	// "writer argument", "cwd".
+	// "writer argument", "option", "cd", "command", "script", "cwd".
 	Source  string   `json:"source"`
 	Verdict *Verdict `json:"verdict"`
+}
+
+// ruleWords is a command rule split into words.
+type ruleWords struct {
+	index  int
+	words  []string
+	action Decision
+	source string
+}
+
+func (c *Checker) commandRules() []ruleWords {
+	p := c.Policy()
+	out := make([]ruleWords, 0, len(p.CommandRules))
+	for i, r := range p.CommandRules {
+		out = append(out, ruleWords{
+			index:  i,
+			words:  strings.Fields(r.Pattern),
+			action: r.Action,
+			source: fmt.Sprintf("command_rules[%d] %q", i, r.Pattern),
+		})
+	}
+	return out
+}
+
+// restrictive reports whether unreadable code could bypass the policy.
+func restrictive(p *Policy) bool {
+	if p.ShellDefault != Allow || p.CommandDecider != nil {
+		return true
+	}
+	for _, r := range p.CommandRules {
+		if r.Action != Allow {
+			return true
+		}
+	}
+	return false
+}
+
+// decideCommand implements DecideCommand.
+func (c *Checker) decideCommand(cmd, cwd string) (*CommandVerdict, error) {
+	p := c.Policy()
+	if strings.IndexByte(cmd, 0) >= 0 {
+		return &CommandVerdict{Decision: Deny, Rule: "gate: NUL byte", Reason: "the command contains a NUL byte"},
+			&CommandError{Command: cmd, Err: ErrNUL}
+	}
+	if !p.AllowShell {
+		return &CommandVerdict{Decision: Deny, Rule: "allow_shell: false", Reason: "the policy allows no shell commands"}, nil
+	}
+	res := shellscan.Scan(cmd, shellscan.Options{Home: c.Home(), MaxLen: MaxCommandLen, MaxDepth: MaxCommandDepth})
+	v := &CommandVerdict{
+		Decision: Allow,
+		Segments: make([]SegmentVerdict, 0, len(res.Segments)),
+		Claims:   make([]ClaimVerdict, 0, len(res.Claims)+1),
+	}
+	rules := c.commandRules()
+	restr := restrictive(p)
+	for i := range res.Segments {
+		v.Segments = append(v.Segments, c.judgeSegment(&res.Segments[i], rules, restr))
+	}
+
+	if cwd == "" {
+		cwd = c.Root()
+	}
+	cwdAbs := ""
+	var cv *Verdict
+	var err error
+	if cwd == c.Root() {
+		cv = c.DecideResolved(cwd, Read) // the root is resolved once, by NewChecker
+	} else {
+		cv, err = c.DecidePathAt("", cwd, Read)
+	}
+	if err != nil {
+		cv = unresolvedVerdict(cwd, Read, "the working directory cannot be resolved: "+err.Error())
+	} else {
+		cwdAbs = cv.Path
+	}
+	v.Claims = append(v.Claims, ClaimVerdict{Arg: cwd, Source: "cwd", Verdict: cv})
+	j := claimJudge{c: c, cwd: cwdAbs, bases: map[string][]string{}}
+	for i := range res.Claims {
+		v.Claims = append(v.Claims, j.judge(&res.Claims[i]))
+	}
+
+	reason := ""
+	for _, s := range v.Segments {
+		if s.Decision.Stricter(v.Decision) || v.Rule == "" && s.Decision == v.Decision {
+			v.Decision, v.Rule, reason = s.Decision, s.Rule, fmt.Sprintf("%q: %s", s.Text, s.Reason)
+		}
+	}
+	for _, cl := range v.Claims {
+		if cl.Verdict.Decision.Stricter(v.Decision) || v.Rule == "" && cl.Verdict.Decision == v.Decision {
+			v.Decision, v.Rule = cl.Verdict.Decision, cl.Verdict.Rule
+			reason = fmt.Sprintf("%s %s (%s %q): %s", cl.Verdict.Op, cl.Verdict.Path, cl.Source, cl.Arg, cl.Verdict.Reason)
+		}
+	}
+	v.Reason = reason
+	return v, nil
+}
+
+// judgeSegment applies the decider, the rules and the default to every
+// form of a segment; the strictest wins.
+func (c *Checker) judgeSegment(seg *shellscan.Segment, rules []ruleWords, restr bool) SegmentVerdict {
+	words := seg.Words()
+	sv := SegmentVerdict{Text: seg.Text, Decision: Allow, Dynamic: seg.Dynamic, Opaque: seg.Opaque}
+	if seg.Dynamic == "" {
+		sv.Words = make([]string, len(words))
+		for i, w := range words {
+			sv.Words[i] = w.Value
+		}
+	}
+	set := func(d Decision, rule, reason string) {
+		if d.Stricter(sv.Decision) || sv.Rule == "" && d == sv.Decision {
+			sv.Decision, sv.Rule, sv.Reason = d, rule, reason
+		}
+	}
+	for i := range seg.Forms {
+		d, rule, reason := c.judgeForm(&seg.Forms[i], rules)
+		if rule != "" {
+			set(d, rule, reason)
+		}
+	}
+	if seg.Dynamic != "" {
+		set(Ask, "gate: dynamic command", seg.Dynamic)
+	}
+	if seg.Opaque != "" && restr {
+		set(Ask, "gate: unreadable code", seg.Opaque+"; it could bypass the command rules")
+	}
+	if sv.Rule == "" {
+		p := c.Policy()
+		set(p.ShellDefault, "default: shell_default", "no command rule matches; shell_default is "+p.ShellDefault.String())
+	}
+	return sv
+}
+
+// judgeForm judges one reading of a segment. It returns an empty rule when
+// it has no opinion (a wrapper form no rule names).
+func (c *Checker) judgeForm(f *shellscan.Form, rules []ruleWords) (Decision, string, string) {
+	p := c.Policy()
+	if !f.Wrapper && p.CommandDecider != nil {
+		if d, ok := p.CommandDecider(formText(f)); ok {
+			return d, "command_decider", "decided by the policy's command decider"
+		}
+	}
+	possible, possRule, possReason := Allow, "", ""
+	for _, r := range rules {
+		switch matchRule(r, f) {
+		case matchDefinite:
+			d, rule, reason := r.action, r.source, "matches command rule "+fmt.Sprintf("%q", strings.Join(r.words, " "))
+			if possible.Stricter(d) {
+				return possible, possRule, possReason
+			}
+			return d, rule, reason
+		case matchPossible:
+			if r.action != Allow && possRule == "" {
+				possible, possRule = Ask, r.source
+				possReason = "may match command rule " + fmt.Sprintf("%q", strings.Join(r.words, " ")) +
+					" (a word is only known at run time, or the rule's words appear after options)"
+			}
+		}
+	}
+	if f.Wrapper {
+		return possible, possRule, possReason
+	}
+	d := p.ShellDefault
+	if possible.Stricter(d) {
+		return possible, possRule, possReason
+	}
+	return d, "default: shell_default", "no command rule matches; shell_default is " + d.String()
+}
+
+func formText(f *shellscan.Form) string {
+	parts := make([]string, len(f.Words))
+	for i, w := range f.Words {
+		parts[i] = w.Value
+		if w.Kind == shellscan.Literal {
+			if q, err := syntax.Quote(w.Value, syntax.LangBash); err == nil {
+				parts[i] = q
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+type ruleMatch uint8
+
+const (
+	matchNone ruleMatch = iota
+	matchPossible
+	matchDefinite
+)
+
+// matchRule reports whether the rule's words are a word-boundary prefix of
+// the form's words. Glob and dynamic words, and an open tail, make a match
+// possible; so does, for rules that are not Allow, the rule's later words
+// appearing in order after options (kubectl -n x delete).
+func matchRule(r ruleWords, f *shellscan.Form) ruleMatch {
+	if len(r.words) == 0 {
+		return matchNone
+	}
+	m := matchDefinite
+	for i, rw := range r.words {
+		if i >= len(f.Words) {
+			if f.OpenTail {
+				m = matchPossible
+				break
+			}
+			m = matchNone
+			break
+		}
+		if wm := matchWord(&f.Words[i], rw); wm == matchNone {
+			m = matchNone
+			break
+		} else if wm == matchPossible {
+			m = matchPossible
+		}
+	}
+	if m != matchNone || r.action == Allow || len(r.words) < 2 {
+		return m
+	}
+	// Loose: first word equal, the rest in order among the later words.
+	if matchWord(&f.Words[0], r.words[0]) == matchNone {
+		return matchNone
+	}
+	k := 1
+	for _, w := range f.Words[1:] {
+		if k < len(r.words) && matchWord(&w, r.words[k]) != matchNone {
+			k++
+		}
+	}
+	if k == len(r.words) || f.OpenTail {
+		return matchPossible
+	}
+	return matchNone
+}
+
+func matchWord(w *shellscan.Word, rw string) ruleMatch {
+	switch w.Kind {
+	case shellscan.Literal:
+		if w.Value == rw {
+			return matchDefinite
+		}
+		return matchNone
+	case shellscan.Glob:
+		if w.Pattern == "" {
+			return matchPossible
+		}
+		ok, err := path.Match(w.Pattern, rw)
+		if ok || err != nil || w.Value == rw {
+			return matchPossible
+		}
+		return matchNone
+	default:
+		return matchPossible
+	}
+}
+
+func unresolvedVerdict(p string, op Op, reason string) *Verdict {
+	return &Verdict{Decision: Ask, Op: op, Rule: "gate: unresolved path", Path: p, Reason: reason}
+}
+
+// claimJudge judges path claims, caching the directories cd led to.
+type claimJudge struct {
+	c     *Checker
+	cwd   string // resolved working directory; "" when unknown
+	bases map[string][]string
+	errs  map[string]string
+}
+
+// dirBases returns the absolute directories a claim's Dir stands for: the
+// physical resolution and, when the path has "..", the logical one (as cd
+// computes it), or the reason it cannot be resolved.
+func (j *claimJudge) dirBases(dir string) ([]string, string) {
+	if j.cwd == "" {
+		return nil, "the working directory cannot be resolved"
+	}
+	if dir == "" {
+		return []string{j.cwd}, ""
+	}
+	if b, ok := j.bases[dir]; ok {
+		return b, j.errs[dir]
+	}
+	var out []string
+	reason := ""
+	phys, err := j.c.Resolve(j.cwd, dir)
+	if err != nil {
+		reason = "cd " + dir + " cannot be resolved: " + err.Error()
+	} else {
+		out = append(out, phys)
+		if strings.Contains(dir, "..") {
+			logical := dir
+			if !path.IsAbs(dir) {
+				logical = path.Join(j.cwd, dir)
+			}
+			if l, err := j.c.Resolve("", path.Clean(logical)); err == nil && l != phys {
+				out = append(out, l)
+			}
+		}
+	}
+	j.bases[dir] = out
+	if reason != "" {
+		if j.errs == nil {
+			j.errs = map[string]string{}
+		}
+		j.errs[dir] = reason
+	}
+	return out, reason
+}
+
+func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
+	op := Read
+	if cl.Op == shellscan.Write {
+		op = Write
+	}
+	out := ClaimVerdict{Arg: cl.Arg, Source: cl.Source}
+	if cl.Unresolved != "" {
+		out.Verdict = unresolvedVerdict(cl.Path, op, cl.Unresolved)
+		return out
+	}
+	bases := []string{""}
+	if !path.IsAbs(cl.Path) {
+		var reason string
+		bases, reason = j.dirBases(cl.Dir)
+		if reason != "" {
+			out.Verdict = unresolvedVerdict(cl.Path, op, reason)
+			return out
+		}
+	}
+	for _, base := range bases {
+		v, ok := j.decideUnder(base, cl.Path, op)
+		var err error
+		if !ok {
+			v, err = j.c.DecidePathAt(base, cl.Path, op)
+		}
+		if err != nil {
+			v = unresolvedVerdict(cl.Path, op, "the path cannot be resolved: "+err.Error())
+		}
+		if out.Verdict == nil || v.Decision.Stricter(out.Verdict.Decision) {
+			out.Verdict = v
+		}
+		if cl.Glob != "" {
+			if g := j.globMatches(base, cl.Glob, op); g != nil && g.Decision.Stricter(out.Verdict.Decision) {
+				out.Verdict = g
+			}
+		}
+	}
+	// A cd claim resolved the directory later claims resolve against.
+	if cl.Source == "cd" && cl.Dir == "" && cl.Glob == "" && len(bases) == 1 && bases[0] == j.cwd &&
+		!strings.Contains(cl.Path, "..") && out.Verdict.Rule != "gate: unresolved path" && out.Verdict.Path != "" {
+		if _, ok := j.bases[cl.Path]; !ok {
+			j.bases[cl.Path] = []string{out.Verdict.Path}
+		}
+	}
+	return out
+}
+
+// decideUnder judges a relative path under base, a directory that is
+// already resolved, with one lstat per component of the path instead of a
+// resolution of the whole absolute path. It reports false — and the caller
+// uses DecidePathAt — for anything but plain existing directories followed
+// by an existing or missing tail: a symlink, "..", a non-directory in the
+// middle, an error other than "does not exist".
+func (j *claimJudge) decideUnder(base, rel string, op Op) (*Verdict, bool) {
+	if base == "" || path.IsAbs(rel) || rel == "" || strings.HasPrefix(rel, "~") {
+		return nil, false
+	}
+	cur := base
+	rest := rel
+	for rest != "" {
+		var comp string
+		comp, rest, _ = strings.Cut(rest, "/")
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			return nil, false
+		}
+		next := cur + "/" + comp
+		if cur == "/" {
+			next = "/" + comp
+		}
+		fi, err := os.Lstat(next)
+		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink != 0:
+			return nil, false
+		case err == nil && !fi.IsDir() && strings.Trim(rest, "/.") != "":
+			return nil, false
+		case err == nil:
+			cur = next
+		case errors.Is(err, fs.ErrNotExist):
+			if strings.Contains(rest, "..") {
+				return nil, false
+			}
+			return j.c.DecideResolved(path.Clean(next+"/"+rest), op), true
+		default:
+			return nil, false
+		}
+	}
+	return j.c.DecideResolved(cur, op), true
+}
+
+// globMatches judges the existing files a glob matches when its only glob
+// characters are in the last segment, returning the strictest verdict.
+func (j *claimJudge) globMatches(base, glob string, op Op) *Verdict {
+	dir, last := path.Split(glob)
+	if strings.ContainsAny(dir, "*?[") {
+		return nil
+	}
+	if dir == "" {
+		dir = "."
+	}
+	dir = unescapeGlob(dir)
+	abs := dir
+	if !path.IsAbs(dir) {
+		abs = filepath.Join(base, dir)
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return nil
+	}
+	var worst *Verdict
+	n := 0
+	for _, e := range entries {
+		ok, err := path.Match(last, e.Name())
+		if err != nil {
+			return nil
+		}
+		if !ok || strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(last, ".") {
+			continue
+		}
+		if n++; n > maxGlobMatches {
+			break
+		}
+		v, err := j.c.DecidePathAt(base, path.Join(dir, e.Name()), op)
+		if err != nil {
+			continue
+		}
+		if worst == nil || v.Decision.Stricter(worst.Decision) {
+			worst = v
+		}
+	}
+	return worst
+}
+
+func unescapeGlob(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
 }

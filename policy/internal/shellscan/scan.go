@@ -1,0 +1,923 @@
+// Package shellscan is the pure syntax walk behind policy's command gate.
+//
+// Scan parses a command with mvdan.cc/sh/v3/syntax (bash dialect) and
+// returns every simple command in it as a Segment — with its literal words
+// after quote removal, or the reason they cannot be known — and every path
+// the command names as a Claim, with the operation, where the path came from
+// and the directory it resolves against. It never touches the file system
+// and never decides anything: package policy judges the result.
+//
+// # Segments
+//
+// Every simple command anywhere in the tree is a segment: lists, pipelines,
+// subshells, groups, if/for/while/until/case, function bodies, command and
+// process substitutions (also inside arithmetic, tests, assignments,
+// redirections and here-documents), `sh -c STRING`, `eval STRING`, alias
+// values, trap actions, find -exec commands, xargs commands and the
+// command-valued environment variables (GIT_SSH_COMMAND, PAGER, ...).
+// Wrappers (env, command, builtin, exec, nohup, nice, time, timeout,
+// stdbuf, setsid, ionice, xargs, busybox, sudo, doas) are unwrapped; a
+// segment carries one Form per layer so that rules can judge each.
+//
+// # Words
+//
+// Quote removal, backslash escapes and $'...' ANSI-C decoding are applied
+// before matching, so r”m, \rm and $'\x72m' are all the word "rm". Brace
+// expansion of arguments is performed (up to 64 words); in the command name
+// it makes the name dynamic. $"..." (locale translation), parameter
+// expansion other than $HOME, and command, arithmetic and process
+// substitution make a word Dynamic; unquoted glob characters make it a Glob.
+//
+// # Claims
+//
+// Redirect targets, path-looking arguments (containing "/" or "." or
+// starting with "~"; never URLs nor the pseudo-devices), values of
+// --flag=value and key=value arguments, and the operands of known writers
+// are claims. "~" and $HOME are expanded with Options.Home; cd, pushd and
+// popd are tracked as a set of possible directories through lists,
+// conditionals, loops and function calls; a glob claims the directory it is
+// rooted in (Claim.Path) and carries its pattern (Claim.Glob).
+package shellscan
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Default caps.
+const (
+	DefaultMaxLen   = 256 << 10
+	DefaultMaxDepth = 64
+	// maxSteps bounds the statements walked in total (function re-walks,
+	// loops, recursion), so no input makes the walk slow.
+	maxSteps = 20000
+	// maxDirs bounds the possible working directories tracked at once.
+	maxDirs = 8
+)
+
+// Op is the operation a claim makes on its path.
+type Op uint8
+
+const (
+	// Read covers reading, listing and executing.
+	Read Op = iota + 1
+	// Write covers creating, modifying and deleting.
+	Write
+)
+
+// String returns "read" or "write".
+func (o Op) String() string {
+	if o == Write {
+		return "write"
+	}
+	return "read"
+}
+
+// WordKind says how much of a word is known before the command runs.
+type WordKind uint8
+
+const (
+	// Literal words are fully known.
+	Literal WordKind = iota
+	// Glob words contain unquoted glob characters; the shell replaces them
+	// with matching file names, if any.
+	Glob
+	// Dynamic words depend on run-time values.
+	Dynamic
+)
+
+// Word is one word of a segment.
+type Word struct {
+	// Value is the word after quote removal (Literal), with its glob
+	// characters (Glob), or as written (Dynamic).
+	Value string
+	Kind  WordKind
+	// Pattern is the glob pattern of a Glob word, quoted metacharacters
+	// escaped with a backslash; "" when it cannot be expressed (extglob).
+	Pattern string
+}
+
+// Form is one way of reading a segment's words: with a wrapper or without.
+type Form struct {
+	Words []Word
+	// Wrapper marks a form that keeps an ordinary wrapper (env, nohup,
+	// timeout, ...): only rules that name the wrapper judge it; the default
+	// does not apply. Forms of privileged wrappers (sudo, doas) and of
+	// path-named wrappers are judged in full.
+	Wrapper bool
+	// OpenTail reports that more words are appended at run time (xargs).
+	OpenTail bool
+}
+
+// Segment is one simple command.
+type Segment struct {
+	// Text is the segment as written.
+	Text string
+	// Forms lists the readings to judge, outermost wrapper first; the last
+	// is the real command. Empty when the command name is not known.
+	Forms []Form
+	// Dynamic says why the command cannot be known before it runs: a
+	// non-literal command name, a parse error, an exceeded cap. A dynamic
+	// segment is never allowed.
+	Dynamic string
+	// Opaque says why the segment runs code the gate cannot read (python
+	// -c, sh script.sh, awk programs, ...).
+	Opaque string
+	// Depth is the nesting depth of recursive parses (sh -c, eval).
+	Depth int
+}
+
+// Words returns the words of the real command (the last form), or nil.
+func (s *Segment) Words() []Word {
+	if len(s.Forms) == 0 {
+		return nil
+	}
+	return s.Forms[len(s.Forms)-1].Words
+}
+
+// Claim is a path a command names, with the operation it makes.
+type Claim struct {
+	// Arg is the word as written.
+	Arg string
+	// Path is the path with "~" and $HOME expanded; for a glob, the
+	// directory the glob is rooted in. Relative paths resolve against Dir.
+	Path string
+	// Glob is the whole glob pattern (quoted metacharacters escaped), when
+	// the claim is a glob.
+	Glob string
+	Op   Op
+	// Source says where the claim comes from: "redirect", "argument",
+	// "writer argument", "cd", "command", "script", "option".
+	Source string
+	// Dir is the directory a relative Path resolves against: "" for the
+	// command's working directory, otherwise an absolute path or one
+	// relative to that working directory (after cd). It is written as the
+	// cd arguments were (not cleaned), so that a caller can resolve it both
+	// physically and logically.
+	Dir string
+	// Unresolved says why Path cannot be known; such a claim must never be
+	// allowed.
+	Unresolved string
+}
+
+// Options configures Scan.
+type Options struct {
+	// Home expands "~" and $HOME; "" means unknown, and then such paths are
+	// unresolved claims.
+	Home string
+	// MaxLen caps the command length in bytes (0: DefaultMaxLen).
+	MaxLen int
+	// MaxDepth caps syntactic nesting and recursive parses (0:
+	// DefaultMaxDepth).
+	MaxDepth int
+}
+
+// Result is what Scan found.
+type Result struct {
+	Segments []Segment
+	Claims   []Claim
+}
+
+var parsers = sync.Pool{New: func() any {
+	return syntax.NewParser(syntax.Variant(syntax.LangBash))
+}}
+
+// Scan parses src and returns its segments and claims. Input that cannot be
+// parsed, or exceeds a cap, yields a Dynamic segment saying why.
+func Scan(src string, opts Options) *Result {
+	if opts.MaxLen <= 0 {
+		opts.MaxLen = DefaultMaxLen
+	}
+	if opts.MaxDepth <= 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
+	w := &walker{opts: opts, res: &Result{Segments: make([]Segment, 0, 4), Claims: make([]Claim, 0, 4)}}
+	if len(src) > opts.MaxLen {
+		w.dynamic(ctx{}, src[:64]+"...", fmt.Sprintf("command is %d bytes, longer than the %d-byte cap", len(src), opts.MaxLen))
+		return w.res
+	}
+	st := &cwdState{dirs: []string{""}}
+	w.source(ctx{depth: 0}, src, st, "")
+	return w.res
+}
+
+// ctx is the source being walked and the nesting depth.
+type ctx struct {
+	src   string
+	depth int
+}
+
+func (c ctx) text(n syntax.Node) string {
+	s, e := n.Pos().Offset(), n.End().Offset()
+	if s <= e && e <= uint(len(c.src)) {
+		return c.src[s:e]
+	}
+	return ""
+}
+
+func (c ctx) deeper() ctx { return ctx{src: c.src, depth: c.depth + 1} }
+
+type walker struct {
+	opts Options
+	res  *Result
+
+	seenClaims map[Claim]struct{}
+	funcs      map[string]*syntax.Stmt
+	funcSrc    map[string]string
+	active     map[string]bool
+	// quiet > 0 suppresses segments (re-walks for claims and directories).
+	quiet   int
+	steps   int
+	aborted bool
+	capHit  bool
+
+	homeChanged string
+	pwdChanged  string
+	cdpath      bool
+}
+
+// dynamic records a dynamic segment.
+func (w *walker) dynamic(c ctx, text, reason string) {
+	if w.quiet > 0 {
+		return
+	}
+	w.res.Segments = append(w.res.Segments, Segment{Text: text, Dynamic: reason, Depth: c.depth})
+}
+
+// source parses src and walks it at depth c.depth. what names the origin
+// for error messages ("" at the top).
+func (w *walker) source(c ctx, src string, st *cwdState, what string) {
+	if strings.IndexByte(src, 0) >= 0 {
+		w.dynamic(c, src, "command contains a NUL byte")
+		return
+	}
+	p := parsers.Get().(*syntax.Parser)
+	f, err := p.Parse(strings.NewReader(src), "")
+	parsers.Put(p)
+	if err != nil {
+		reason := "cannot parse command: " + err.Error()
+		if what != "" {
+			reason = "cannot parse " + what + ": " + err.Error()
+		}
+		w.dynamic(c, src, reason)
+		return
+	}
+	w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
+}
+
+func (w *walker) tooDeep(c ctx, n syntax.Node) bool {
+	if c.depth <= w.opts.MaxDepth {
+		return false
+	}
+	if !w.capHit {
+		w.capHit = true
+		w.res.Segments = append(w.res.Segments, Segment{Text: c.text(n), Depth: c.depth,
+			Dynamic: fmt.Sprintf("command nests deeper than %d levels", w.opts.MaxDepth)})
+	}
+	return true
+}
+
+func (w *walker) step(c ctx, n syntax.Node) bool {
+	if w.aborted {
+		return false
+	}
+	w.steps++
+	if w.steps > maxSteps {
+		w.aborted = true
+		w.res.Segments = append(w.res.Segments, Segment{Text: c.text(n), Depth: c.depth,
+			Dynamic: fmt.Sprintf("command needs more than %d steps to analyse", maxSteps)})
+		return false
+	}
+	return !w.tooDeep(c, n)
+}
+
+func (w *walker) stmts(c ctx, list []*syntax.Stmt, st *cwdState) {
+	for _, s := range list {
+		w.stmt(c, s, st)
+	}
+}
+
+func (w *walker) stmt(c ctx, s *syntax.Stmt, st *cwdState) {
+	if !w.step(c, s) {
+		return
+	}
+	if s.Background || s.Coprocess || s.Disown {
+		st = st.clone()
+	}
+	for _, r := range s.Redirs {
+		w.redirect(c, r, st)
+	}
+	switch cmd := s.Cmd.(type) {
+	case nil:
+	case *syntax.CallExpr:
+		w.call(c, cmd, s.Redirs, st)
+	case *syntax.IfClause:
+		w.ifClause(c.deeper(), cmd, st)
+	case *syntax.WhileClause:
+		w.loop(c.deeper(), st, func(st *cwdState) {
+			w.stmts(c.deeper(), cmd.Cond, st)
+			w.stmts(c.deeper(), cmd.Do, st)
+		})
+	case *syntax.ForClause:
+		d := c.deeper()
+		switch l := cmd.Loop.(type) {
+		case *syntax.WordIter:
+			w.assigned(l.Name.Value)
+			for _, it := range l.Items {
+				for _, x := range w.expandWord(d, it, st) {
+					if looksLikePath(&x) {
+						w.claim(&x, Read, "argument", st)
+					}
+				}
+			}
+		case *syntax.CStyleLoop:
+			w.arith(d, l, st)
+		}
+		w.loop(d, st, func(st *cwdState) { w.stmts(d, cmd.Do, st) })
+	case *syntax.CaseClause:
+		d := c.deeper()
+		w.nested(d, cmd.Word, st)
+		out := st.clone()
+		for _, it := range cmd.Items {
+			for _, p := range it.Patterns {
+				w.nested(d, p, st)
+			}
+			br := st.clone()
+			w.stmts(d, it.Stmts, br)
+			out.union(br)
+		}
+		st.set(out)
+	case *syntax.Block:
+		w.stmts(c.deeper(), cmd.Stmts, st)
+	case *syntax.Subshell:
+		w.stmts(c.deeper(), cmd.Stmts, st.clone())
+	case *syntax.BinaryCmd:
+		d := c.deeper()
+		switch cmd.Op {
+		case syntax.AndStmt, syntax.OrStmt:
+			w.stmt(d, cmd.X, st)
+			y := st.clone()
+			w.stmt(d, cmd.Y, y)
+			st.union(y)
+		default: // pipes: each side in a subshell, the last one maybe not (lastpipe)
+			w.stmt(d, cmd.X, st.clone())
+			y := st.clone()
+			w.stmt(d, cmd.Y, y)
+			st.union(y)
+		}
+	case *syntax.FuncDecl:
+		d := c.deeper()
+		if w.funcs == nil {
+			w.funcs, w.funcSrc = map[string]*syntax.Stmt{}, map[string]string{}
+		}
+		if cmd.Name != nil {
+			w.funcs[cmd.Name.Value] = cmd.Body
+			w.funcSrc[cmd.Name.Value] = c.src
+		}
+		for _, n := range cmd.Names {
+			w.funcs[n.Value] = cmd.Body
+			w.funcSrc[n.Value] = c.src
+		}
+		w.stmt(d, cmd.Body, st.clone())
+	case *syntax.ArithmCmd:
+		w.arith(c.deeper(), cmd, st)
+	case *syntax.TestClause:
+		w.testClause(c.deeper(), cmd.X, st)
+	case *syntax.DeclClause:
+		w.decl(c, cmd, st)
+	case *syntax.LetClause:
+		w.arith(c.deeper(), cmd, st)
+	case *syntax.TimeClause:
+		if cmd.Stmt != nil {
+			w.stmt(c.deeper(), cmd.Stmt, st)
+		}
+	case *syntax.CoprocClause:
+		w.stmt(c.deeper(), cmd.Stmt, st.clone())
+	case *syntax.TestDecl:
+		w.stmt(c.deeper(), cmd.Body, st.clone())
+	default:
+		w.dynamic(c, c.text(s), fmt.Sprintf("unsupported shell construct %T", cmd))
+	}
+}
+
+func (w *walker) ifClause(c ctx, ic *syntax.IfClause, st *cwdState) {
+	w.stmts(c, ic.Cond, st)
+	then := st.clone()
+	w.stmts(c, ic.Then, then)
+	if ic.Else != nil {
+		if ic.Else.ThenPos.IsValid() { // elif
+			w.ifClause(c, ic.Else, st)
+		} else {
+			w.stmts(c, ic.Else.Then, st)
+		}
+	}
+	st.union(then)
+}
+
+// loop walks body until the set of possible directories is stable (at most
+// three passes); segments are recorded on the first pass only.
+func (w *walker) loop(c ctx, st *cwdState, body func(*cwdState)) {
+	for pass := 0; pass < 3; pass++ {
+		if pass > 0 {
+			w.quiet++
+		}
+		next := st.clone()
+		body(next)
+		if pass > 0 {
+			w.quiet--
+		}
+		before := st.clone()
+		st.union(next)
+		if st.equal(before) {
+			return
+		}
+	}
+	if st.unknown == "" {
+		st.unknown = "the working directory changes in a loop"
+	}
+}
+
+// redirect records the claim of a redirection and walks its words.
+func (w *walker) redirect(c ctx, r *syntax.Redirect, st *cwdState) {
+	if r.Hdoc != nil {
+		w.nested(c, r.Hdoc, st)
+	}
+	if r.Word == nil {
+		return
+	}
+	var op Op
+	switch r.Op {
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrClob, syntax.AppClob, syntax.RdrAll,
+		syntax.RdrAllClob, syntax.AppAll, syntax.AppAllClob, syntax.RdrInOut:
+		op = Write
+	case syntax.RdrIn:
+		op = Read
+	case syntax.DplOut, syntax.DplIn:
+		// N>&M and >&- duplicate or close descriptors; bash's ">&file" (a
+		// word that is not a number) redirects stdout and stderr to file.
+		lit := r.Word.Lit()
+		if lit == "-" || isNumber(strings.TrimSuffix(lit, "-")) {
+			return
+		}
+		op = Write
+		if r.Op == syntax.DplIn {
+			op = Read
+		}
+	default: // here-documents and here-strings are not paths
+		w.nested(c, r.Word, st)
+		return
+	}
+	for _, x := range w.expandWord(c, r.Word, st) {
+		if x.procSubst {
+			continue
+		}
+		if x.Kind == Literal && isPseudoDevice(x.path) {
+			continue
+		}
+		w.claim(&x, op, "redirect", st)
+	}
+}
+
+func isNumber(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// nested walks the command and process substitutions inside a node (a
+// word, an arithmetic or test expression) as segments in a subshell.
+func (w *walker) nested(c ctx, n syntax.Node, st *cwdState) {
+	if n == nil {
+		return
+	}
+	if wd, ok := n.(*syntax.Word); ok && flatWord(wd) {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			w.stmts(c.deeper(), n.Stmts, st.clone())
+			return false
+		case *syntax.ProcSubst:
+			w.stmts(c.deeper(), n.Stmts, st.clone())
+			return false
+		}
+		return true
+	})
+}
+
+// flatWord reports a word without nested nodes that could hold commands.
+func flatWord(wd *syntax.Word) bool {
+	for _, p := range wd.Parts {
+		switch p.(type) {
+		case *syntax.Lit, *syntax.SglQuoted:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// arith walks an arithmetic node. Besides substitutions, bash evaluates
+// array subscripts in quoted arithmetic strings, so a literal containing
+// "$(" or "`" there is dynamic.
+func (w *walker) arith(c ctx, n syntax.Node, st *cwdState) {
+	w.nested(c, n, st)
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if wd, ok := n.(*syntax.Word); ok {
+			x := w.evalParts(wd.Parts, c.text(wd))
+			if x.Kind != Dynamic && (strings.Contains(x.Value, "$(") || strings.Contains(x.Value, "`")) {
+				w.dynamic(c, c.text(wd), "arithmetic evaluates a quoted command substitution")
+			}
+			return false
+		}
+		return true
+	})
+}
+
+// testClause walks [[ ... ]]: substitutions, and file-test operands as
+// read claims.
+func (w *walker) testClause(c ctx, x syntax.TestExpr, st *cwdState) {
+	w.arith(c, x, st)
+	syntax.Walk(x, func(n syntax.Node) bool {
+		if u, ok := n.(*syntax.UnaryTest); ok {
+			if wd, ok := u.X.(*syntax.Word); ok && isFileTest(u.Op) {
+				for _, xw := range w.evalWordNoNest(c, wd) {
+					if looksLikePath(&xw) || xw.Kind == Literal {
+						w.claim(&xw, Read, "argument", st)
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+func isFileTest(op syntax.UnTestOperator) bool {
+	switch op {
+	case syntax.TsExists, syntax.TsRegFile, syntax.TsDirect, syntax.TsCharSp, syntax.TsBlckSp,
+		syntax.TsNmPipe, syntax.TsSocket, syntax.TsSmbLink, syntax.TsSticky, syntax.TsGIDSet,
+		syntax.TsUIDSet, syntax.TsGrpOwn, syntax.TsUsrOwn, syntax.TsModif, syntax.TsRead,
+		syntax.TsWrite, syntax.TsExec, syntax.TsNoEmpty:
+		return true
+	}
+	return false
+}
+
+// evalWordNoNest evaluates a word whose substitutions were already walked.
+func (w *walker) evalWordNoNest(c ctx, wd *syntax.Word) []xword {
+	return w.expandOnly(c, wd)
+}
+
+// decl handles declare/export/local/readonly/typeset/nameref.
+func (w *walker) decl(c ctx, d *syntax.DeclClause, st *cwdState) {
+	words := []xword{{Word: Word{Value: d.Variant.Value}, raw: d.Variant.Value, path: d.Variant.Value}}
+	opaque := ""
+	for _, a := range d.Args {
+		if r := w.assign(c, a, st); r != "" && opaque == "" {
+			opaque = r
+		}
+		if a.Naked && a.Name == nil && a.Value != nil {
+			words = append(words, w.expandOnly(c, a.Value)...)
+			continue
+		}
+		txt := c.text(a)
+		words = append(words, xword{Word: Word{Value: txt, Kind: Dynamic}, raw: txt, dyn: "assignment", path: txt})
+	}
+	seg := Segment{Text: c.text(d), Depth: c.depth, Opaque: opaque}
+	seg.Forms = []Form{{Words: plainWords(words)}}
+	w.emit(seg)
+}
+
+func (w *walker) emit(seg Segment) {
+	if w.quiet > 0 {
+		return
+	}
+	w.res.Segments = append(w.res.Segments, seg)
+}
+
+// call handles a simple command.
+func (w *walker) call(c ctx, ce *syntax.CallExpr, redirs []*syntax.Redirect, st *cwdState) {
+	opaque := ""
+	for _, a := range ce.Assigns {
+		if r := w.assign(c, a, st); r != "" && opaque == "" {
+			opaque = r
+		}
+	}
+	if len(ce.Args) == 0 {
+		return
+	}
+	words := make([]xword, 0, len(ce.Args))
+	for i, a := range ce.Args {
+		n := len(words)
+		w.nested(c, a, st)
+		words = w.expandInto(words, c, a)
+		if i == 0 && (len(words) != 1 || words[0].brace) {
+			raw := c.text(a)
+			words = append(words[:n], xword{Word: Word{Value: raw, Kind: Dynamic}, raw: raw, dyn: "brace expansion", path: raw, unresolved: "brace expansion"})
+		}
+	}
+	w.command(c, c.text(ce), words, redirs, st, opaque)
+}
+
+// assign walks an assignment's value and returns an opaque reason when the
+// variable changes what later commands run.
+func (w *walker) assign(c ctx, a *syntax.Assign, st *cwdState) string {
+	if a.Value != nil {
+		w.nested(c, a.Value, st)
+	}
+	if a.Array != nil {
+		w.nested(c, a.Array, st)
+	}
+	if a.Index != nil {
+		w.arith(c, a.Index, st)
+	}
+	if a.Name == nil {
+		return ""
+	}
+	name := a.Name.Value
+	w.assigned(name)
+	if a.Value != nil {
+		if kind, ok := envVars[name]; ok {
+			x := w.evalParts(a.Value.Parts, c.text(a.Value))
+			switch kind {
+			case envCommand:
+				if x.Kind != Literal {
+					return name + " is set to a command the gate cannot read"
+				}
+				w.recurse(c, x.Value, st.clone(), name)
+			case envPrompt:
+				w.prompt(c, x, st)
+			}
+		}
+	}
+	return opaqueVar(name)
+}
+
+// assigned notes assignments that change how the gate expands words.
+func (w *walker) assigned(name string) {
+	switch name {
+	case "HOME":
+		w.homeChanged = "HOME is reassigned in this command"
+	case "PWD":
+		w.pwdChanged = "PWD is reassigned in this command"
+	case "CDPATH":
+		w.cdpath = true
+	}
+}
+
+// prompt walks a prompt string (PS1, PS4, ...): its command substitutions
+// run when the prompt is printed.
+func (w *walker) prompt(c ctx, x xword, st *cwdState) {
+	if x.Kind != Literal {
+		return
+	}
+	if !strings.Contains(x.Value, "$(") && !strings.Contains(x.Value, "`") {
+		return
+	}
+	p := parsers.Get().(*syntax.Parser)
+	doc, err := p.Document(strings.NewReader(x.Value))
+	parsers.Put(p)
+	if err != nil {
+		w.dynamic(c, x.Value, "cannot parse prompt string: "+err.Error())
+		return
+	}
+	w.nested(ctx{src: x.Value, depth: c.depth + 1}, doc, st.clone())
+}
+
+// recurse parses code found in a string (sh -c, eval, ...) and walks it
+// with st (shared for eval, a copy otherwise).
+func (w *walker) recurse(c ctx, code string, st *cwdState, what string) {
+	d := c.deeper()
+	if w.tooDeep(d, &syntax.Lit{}) {
+		return
+	}
+	w.source(d, code, st, what+" string")
+}
+
+// claim records a path claim against every possible directory.
+func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
+	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source}
+	if x.Kind == Literal && (isPseudoDevice(x.path) || strings.Contains(x.path, "://")) {
+		return
+	}
+	if x.unresolved != "" {
+		cl.Path = x.raw
+		cl.Unresolved = x.unresolved
+		w.addClaim(cl)
+		return
+	}
+	if x.Kind == Glob {
+		cl.Glob = x.pathGlob
+		cl.Path = globRoot(x.pathGlob, x.path)
+	}
+	if cl.Path == "" {
+		cl.Path = "."
+	}
+	if path.IsAbs(cl.Path) {
+		w.addClaim(cl)
+		return
+	}
+	if st.unknown != "" {
+		cl.Unresolved = st.unknown
+		w.addClaim(cl)
+		return
+	}
+	for _, d := range st.dirs {
+		cl.Dir = d
+		w.addClaim(cl)
+	}
+}
+
+func (w *walker) addClaim(cl Claim) {
+	if len(w.res.Claims) < 32 {
+		for _, c := range w.res.Claims {
+			if c == cl {
+				return
+			}
+		}
+		w.res.Claims = append(w.res.Claims, cl)
+		return
+	}
+	if w.seenClaims == nil {
+		w.seenClaims = make(map[Claim]struct{}, len(w.res.Claims))
+		for _, c := range w.res.Claims {
+			w.seenClaims[c] = struct{}{}
+		}
+	}
+	if _, ok := w.seenClaims[cl]; ok {
+		return
+	}
+	w.seenClaims[cl] = struct{}{}
+	w.res.Claims = append(w.res.Claims, cl)
+}
+
+// globRoot returns the literal directory a glob pattern is rooted in.
+func globRoot(pattern, value string) string {
+	if pattern == "" {
+		// extglob: cut at the first segment with a glob character.
+		pattern = value
+	}
+	segs := strings.Split(pattern, "/")
+	var root []string
+	for _, s := range segs {
+		if hasGlobMeta(s) {
+			break
+		}
+		root = append(root, unescapeGlob(s))
+	}
+	r := strings.Join(root, "/")
+	if r == "" {
+		if strings.HasPrefix(pattern, "/") {
+			return "/"
+		}
+		return "."
+	}
+	return r
+}
+
+func hasGlobMeta(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '*', '?', '[', '(', '|':
+			return true
+		}
+	}
+	return false
+}
+
+func unescapeGlob(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var sb strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+		}
+		sb.WriteByte(s[i])
+	}
+	return sb.String()
+}
+
+// cwdState is the set of directories the shell may be in.
+type cwdState struct {
+	// dirs are "" (the command's working directory) or paths (absolute, or
+	// relative to it).
+	dirs []string
+	// unknown says why the directory cannot be known ("" when it can).
+	unknown string
+}
+
+func (s *cwdState) clone() *cwdState {
+	return &cwdState{dirs: append([]string(nil), s.dirs...), unknown: s.unknown}
+}
+
+func (s *cwdState) set(o *cwdState) { s.dirs, s.unknown = o.dirs, o.unknown }
+
+func (s *cwdState) union(o *cwdState) {
+	if s.unknown == "" {
+		s.unknown = o.unknown
+	}
+	for _, d := range o.dirs {
+		if !contains(s.dirs, d) {
+			s.dirs = append(s.dirs, d)
+		}
+	}
+	if len(s.dirs) > maxDirs && s.unknown == "" {
+		s.unknown = "the working directory depends on too many branches"
+	}
+}
+
+func (s *cwdState) equal(o *cwdState) bool {
+	if s.unknown != o.unknown || len(s.dirs) != len(o.dirs) {
+		return false
+	}
+	for _, d := range s.dirs {
+		if !contains(o.dirs, d) {
+			return false
+		}
+	}
+	return true
+}
+
+// cd moves every possible directory to target.
+func (s *cwdState) cd(target string) {
+	if path.IsAbs(target) {
+		s.dirs, s.unknown = []string{target}, ""
+		return
+	}
+	if s.unknown != "" {
+		return
+	}
+	for i, d := range s.dirs {
+		if d == "" {
+			s.dirs[i] = target
+		} else {
+			s.dirs[i] = strings.TrimSuffix(d, "/") + "/" + target
+		}
+	}
+	// Deduplicate.
+	var out []string
+	for _, d := range s.dirs {
+		if !contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	s.dirs = out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func plainWords(xs []xword) []Word {
+	out := make([]Word, len(xs))
+	for i := range xs {
+		out[i] = xs[i].Word
+	}
+	return out
+}
+
+// looksLikePath reports whether an argument names a path: it contains "/"
+// or "." or starts with "~", and is neither a URL nor a pseudo-device.
+func looksLikePath(x *xword) bool {
+	if x.procSubst {
+		return false
+	}
+	if x.Kind == Dynamic {
+		return (x.slash || x.tilde) && !strings.Contains(x.raw, "://")
+	}
+	v := x.path
+	if v == "" || strings.Contains(v, "://") || isPseudoDevice(v) {
+		return false
+	}
+	return x.tilde || strings.ContainsAny(v, "/.")
+}
+
+// isPseudoDevice reports the device files that are never claims.
+func isPseudoDevice(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+		"/dev/tty", "/dev/random", "/dev/urandom":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/")
+}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package policy
+
+func fastRealpath(string) (string, bool) { return "", false }
