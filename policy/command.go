@@ -52,7 +52,7 @@ func (e *CommandError) Unwrap() error { return e.Err }
 // subshells, groups, if/for/while/until/case, function bodies, command and
 // process substitutions, `sh -c` and `eval` strings (parsed recursively),
 // alias values, trap actions, find -exec and xargs commands — after quote
-// removal (r”m, \rm and $'\x72m' are all rm), leading assignments and
+// removal ("r"m, \rm and $'\x72m' are all rm), leading assignments and
 // wrappers (env, command, builtin, exec, nohup, nice, time, timeout, stdbuf,
 // setsid, ionice, xargs, busybox, sudo, doas). Per segment the policy's
 // CommandDecider decides first, then the first CommandRule whose words are a

@@ -68,7 +68,19 @@
 //
 // Checker.DecideCommand parses a command with a real shell parser and
 // judges every simple command in it and every path it names (see
-// CommandVerdict). The gate is not a sandbox: it only ever adds
+// CommandVerdict for the full list). It sees commands in every shell
+// construct, in substitutions, in sh -c and eval strings (parsed
+// recursively, 64 levels at most), behind wrappers (env, nohup, timeout,
+// xargs, sudo, ...) and after quote removal, so "r"m, \rm and $'\x72m' are
+// all rm. Rules match word prefixes ("git push" matches "git push origin",
+// not "git pushx"); across segments and path claims the strictest verdict
+// wins. Anything it cannot know — a parse error, a non-literal command name,
+// an exceeded cap, a path it cannot resolve — is at least Ask, and code it
+// cannot read (python -c, a shell reading stdin, awk programs, git -c) is
+// at least Ask whenever that code could bypass a command rule. Redirect
+// targets, path-looking arguments and writers' operands are path claims,
+// judged like DecidePath after "~" and $HOME expansion and cd tracking.
+// The gate is not a sandbox: it only ever adds
 // restrictions and explains them. A determined program can always do
 // something the gate did not see (a script that writes another script);
 // what stops it is the OS sandbox derived from the same policy by package

@@ -22,7 +22,7 @@
 // # Words
 //
 // Quote removal, backslash escapes and $'...' ANSI-C decoding are applied
-// before matching, so r”m, \rm and $'\x72m' are all the word "rm". Brace
+// before matching, so "r"m, \rm and $'\x72m' are all the word "rm". Brace
 // expansion of arguments is performed (up to 64 words); in the command name
 // it makes the name dynamic. $"..." (locale translation), parameter
 // expansion other than $HOME, and command, arithmetic and process
