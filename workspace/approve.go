@@ -1,0 +1,135 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Approver decides an operation the policy marks "ask". It is supplied by
+// the library user (a prompt, a UI, an allowlist) and may be called
+// concurrently. It returns true to allow this one operation, false to
+// refuse it; an error aborts the operation and is returned wrapped.
+//
+// Approvals are not remembered: every ask calls the Approver again. An
+// approved command runs with the asked-for paths granted for that command
+// only (executor.Request.Grants).
+type Approver func(ctx context.Context, req *ApprovalRequest) (bool, error)
+
+// ApprovalRequest describes an operation that needs the user's approval.
+type ApprovalRequest struct {
+	// Op is "read", "write", "run" (a foreground command) or "spawn" (a
+	// background command).
+	Op string `json:"op"`
+	// Path is the resolved path of a file operation.
+	Path string `json:"path,omitempty"`
+	// Command and Cwd describe a command.
+	Command string `json:"command,omitempty"`
+	Cwd     string `json:"cwd,omitempty"`
+	// Verdict is the policy's verdict on a file operation.
+	Verdict *policy.Verdict `json:"verdict,omitempty"`
+	// CommandVerdict is the policy's verdict on a command; its Claims
+	// whose Decision is Ask become the command's grants when approved.
+	CommandVerdict *policy.CommandVerdict `json:"command_verdict,omitempty"`
+	// Grants are the paths the command will be allowed to use if approved.
+	Grants []policy.Grant `json:"grants,omitempty"`
+}
+
+// Reason returns the policy's explanation of why the operation needs
+// approval.
+func (r *ApprovalRequest) Reason() string {
+	switch {
+	case r.Verdict != nil:
+		return r.Verdict.Reason
+	case r.CommandVerdict != nil:
+		return r.CommandVerdict.Reason
+	}
+	return ""
+}
+
+// authorizePath judges path for every op (the strictest verdict wins) and
+// asks the approver on Ask. It returns the verdict of the allowed
+// operation.
+func (s *Session) authorizePath(ctx context.Context, tool, path string, ops ...policy.Op) (*policy.Verdict, error) {
+	var worst *policy.Verdict
+	for _, op := range ops {
+		v, err := s.ws.checker.DecidePath(path, op)
+		if err != nil {
+			return nil, &ArgumentError{Arg: "path", Value: path, Err: err}
+		}
+		if worst == nil || v.Decision.Stricter(worst.Decision) {
+			worst = v
+		}
+	}
+	v := worst
+	switch v.Decision {
+	case policy.Allow:
+		s.ws.log.Debug(tool, "op", v.Op.String(), "path", v.Path, "decision", "allow", "rule", v.Rule)
+		return v, nil
+	case policy.Ask:
+		req := &ApprovalRequest{Op: v.Op.String(), Path: v.Path, Verdict: v}
+		if err := s.ask(ctx, tool, req, v.Path, v.Rule, pathReason(v)); err != nil {
+			return nil, err
+		}
+		return v, nil
+	default:
+		err := &policy.DeniedError{Op: v.Op.String(), Path: v.Path, Rule: v.Rule, Decision: policy.Deny, Reason: pathReason(v)}
+		s.ws.log.Info(tool+" denied", "op", v.Op.String(), "path", v.Path, "rule", v.Rule)
+		return nil, err
+	}
+}
+
+// ask consults the approver. A refusal or a missing approver is a
+// *policy.DeniedError with Decision Ask.
+func (s *Session) ask(ctx context.Context, tool string, req *ApprovalRequest, what, rule, reason string) error {
+	op := req.Op
+	if op == "spawn" {
+		op = "run"
+	}
+	a := s.ws.approver
+	if a == nil {
+		s.ws.log.Info(tool+" needs approval, no approver", "op", req.Op, "target", what, "rule", rule)
+		return &policy.DeniedError{Op: op, Path: what, Rule: rule, Decision: policy.Ask,
+			Reason: joinReason(reason, "no approver is configured in this workspace, so it was refused")}
+	}
+	ok, err := a(ctx, req)
+	if err != nil {
+		return fmt.Errorf("asking approval for %s %s: %w", req.Op, what, err)
+	}
+	if !ok {
+		s.ws.log.Info(tool+" declined", "op", req.Op, "target", what, "rule", rule)
+		return &policy.DeniedError{Op: op, Path: what, Rule: rule, Decision: policy.Ask,
+			Reason: joinReason(reason, "the user declined it")}
+	}
+	s.ws.log.Info(tool+" approved", "op", req.Op, "target", what, "rule", rule)
+	return nil
+}
+
+func joinReason(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "; " + b
+}
+
+// pathReason returns the verdict's reason, or one derived from it.
+func pathReason(v *policy.Verdict) string {
+	if v.Reason != "" {
+		return v.Reason
+	}
+	where := "inside the workspace"
+	if !v.Inside {
+		where = "outside the workspace root"
+	}
+	switch v.Decision {
+	case policy.Ask:
+		return fmt.Sprintf("%s %s is %s and needs the user's approval (%s)", v.Op, v.Path, where, v.Rule)
+	case policy.Deny:
+		return fmt.Sprintf("%s %s is %s and not allowed (%s)", v.Op, v.Path, where, v.Rule)
+	}
+	return ""
+}

@@ -1,0 +1,151 @@
+// Package workspace gives an AI agent a directory to work in: file tools,
+// a shell and background processes, every operation gated by one
+// allow/ask/deny policy (package policy) and every command run by an
+// Executor (package executor) — the plain local one by default, an OS
+// sandbox derived from the same policy when one is configured:
+//
+//	ws, err := workspace.Local(root, workspace.WithExecutor(bwrap.New(cfg)))
+//	if err != nil { ... } // bwrap.New's error comes back here, wrapped
+//	s, err := ws.Open(ctx)
+//	defer s.Close()
+//	text, err := s.ReadText(ctx, "README.md", 1, 40)
+//
+// # Workspaces and sessions
+//
+// Local builds a Workspace: the root (resolved once), the policy compiled
+// for it (a preset chosen by WithMode and refined by the shorthands
+// WithReadable, WithWritable, WithDeniedPaths, WithPathRules and
+// WithCommandRules, or an explicit WithPolicy — exclusive with them, as in a
+// policy file), the home directory "~" stands for (WithHome; "" means
+// unknown, never "/"), the executor, the approver, the environment options
+// and the limits. Invalid options are *OptionError.
+//
+// Open starts a Session, the unit that owns background processes. A
+// Session is safe for concurrent use. Close kills every background process
+// (its whole process group), waits until each is reaped and cancels
+// foreground commands still running; every later call returns
+// *ClosedError.
+//
+// # Decisions and approvals
+//
+// Every file operation and every command is judged by the policy first;
+// the workspace re-derives nothing itself. A deny is a *policy.DeniedError
+// (errors.Is(err, fs.ErrPermission)) that names the rule and carries the
+// reason the model should read. An ask calls the Approver given with
+// WithApprover with an *ApprovalRequest (the op, the path or the command
+// and its verdict); a refusal, or an ask with no approver, is a
+// *policy.DeniedError with Decision policy.Ask ("needs approval").
+// Approvals are per call and not remembered. When a command is approved,
+// its path claims that were asks become policy.Grants in the
+// executor.Request, so an OS sandbox opens exactly those paths for exactly
+// that command; the request also carries the Policy, Root and Home, and
+// the backend derives its profile from them for every command.
+// EditText needs both read and write; ListFiles and Grep judge the
+// directory they start from and skip (Grep) or omit (ListFiles) entries
+// the policy denies; entries that need approval are not entered, unless
+// the same rule's ask was approved for the starting directory.
+//
+// DecidePath and DecideCommand return verdicts without acting, for
+// explain-style UIs.
+//
+// # File tools and race safety
+//
+// ReadText, WriteText, EditText, ListFiles and Grep open exactly the file
+// the policy judged (DESIGN §2.5). The path is resolved (symlinks
+// followed) and judged; then the resolved path is opened without following
+// any symbolic link in any component — openat2 with RESOLVE_NO_SYMLINKS on
+// Linux, a component-by-component openat walk with O_NOFOLLOW where
+// openat2 is missing and on macOS — and, where /proc is mounted, the
+// descriptor's real path (/proc/self/fd/N) must equal the judged path. A
+// link swapped in after the decision makes the operation fail with
+// *PathChangedError (ErrPathChanged) instead of being followed. Directory
+// walks (ListFiles, Grep) open every subdirectory relative to its verified
+// parent descriptor with O_NOFOLLOW and never follow links; Grep opens
+// each file relative to its directory's verified descriptor with
+// O_NOFOLLOW (DESIGN §2.5's "open the parent, then the final component"),
+// which saves a /proc lookup per file. Files are opened with O_NONBLOCK
+// and their type checked on the descriptor, so a FIFO never blocks a tool.
+//
+// Writes are atomic: the content goes to a temporary file
+// (".name.cordon-XXXX.tmp") created in the verified parent directory,
+// which is fsynced and renamed over the target (renameat relative to the
+// directory descriptor), then the directory is fsynced. Readers see the
+// old or the new content, concurrent writers never interleave (the last
+// rename wins), and a crash or failure mid-write leaves the original
+// intact (a crash may leave the temporary file behind). The original's
+// mode is kept, and its owner where permitted; a new file gets 0666 minus
+// the umask; missing parent directories are created. Replacing a file by
+// rename breaks hard links to it. Within one Workspace, writes and edits
+// of the same path are serialised; EditText also refuses to write if the
+// file was replaced by another process since it was read (*ConflictError).
+//
+// The text tools refuse binary files (a NUL byte) and invalid UTF-8
+// (*NotTextError). Other platforms than Linux and macOS have no race-safe
+// open; their file tools fail with errors.ErrUnsupported rather than fall
+// back to an unsafe open.
+//
+// # Shell and background processes
+//
+// Run runs a command with /bin/sh -c through the executor, in the root or
+// a judged cwd, with the workspace's shell timeout (WithShellTimeout,
+// default 300 s; a per-call timeout is clamped to it). Spawn starts a
+// background command through any executor implementing executor.Starter
+// — inside the same sandbox as Run — and returns *BackgroundUnsupportedError
+// otherwise. ReadProcessOutput returns the merged output produced since
+// the last read, the status (running, exited with its code, killed) and
+// whether older unread output was dropped; reading a process that has
+// exited drains it and removes it from the table. KillProcess kills the
+// whole group and returns the last output. BackgroundProcesses reports
+// status without consuming output. An unknown id is an
+// *UnknownProcessError listing the known ids.
+//
+// # Environment
+//
+// Commands never inherit the host environment implicitly. They get the
+// allowlisted variables PATH, HOME, USER, LOGNAME, SHELL, LANG, TERM, TZ,
+// TMPDIR and LC_* as they were when Local ran (everything with
+// WithInheritEnv), HOME set to the workspace's home (removed when the home
+// is unknown), then the WithEnv additions, which win. When the root holds
+// a virtualenv — .venv, else venv, only if its bin holds a python — it is
+// activated for every command (its bin prepended to PATH, VIRTUAL_ENV
+// set, PYTHONHOME removed), looked up per command, unless WithEnv set
+// PATH.
+//
+// # Limits
+//
+// Limits (DefaultLimits, WithLimits; zero fields keep their defaults):
+// ReadText returns at most MaxFileReadChars (50,000) characters and reads
+// files through a prefix of MaxFileReadBytes (10,000,000) bytes, which is
+// also the largest file EditText edits; Run keeps MaxShellOutputChars
+// (30,000) bytes per stream (head and tail, executor.Request.OutputLimit)
+// and a background process's buffer keeps the newest that many; Grep
+// skips files over MaxGrepFileBytes (5,000,000), clips lines to
+// MaxGrepLineChars (400) characters and returns at most MaxGrepMatches
+// (100) matches per file and in total; ListFiles returns at most
+// MaxListResults (500) entries. Every cut is flagged in the result.
+//
+// # Instructions
+//
+// Workspace.Instructions and Session.Instructions render the
+// "## Workspace" section of a system prompt from the policy and the
+// executor's Describe: the root's absolute path and how absolute paths in
+// command output map back to workspace paths, the mode in plain words,
+// access outside the root, path rules, denied and protected patterns, the
+// shell and its command rules, whether an OS sandbox enforces the policy
+// and what it does not enforce on this host (an executor without Describe,
+// like executor.Local, is described as enforcing nothing), the network,
+// tmp/ for scratch files and the virtualenv rule.
+//
+// # Agent tools
+//
+// Tools returns tool specifications (name, description, JSON Schema of the
+// arguments with unknown properties rejected, whether calls may run in
+// parallel, and a NeedsApproval predicate that consults the policy) chosen
+// by the policy: read_file, list_files and grep_files always; write_file
+// and edit_file only when something is writable; shell only with a shell;
+// spawn_process, read_process_output, kill_process and list_processes only
+// with a shell and a Starter. Dispatch runs a tool from its JSON arguments
+// and returns the result as JSON, for a Go agent loop or an MCP server.
+// Errors are meant for the model: they say why (the rule and reason of a
+// denial, the allowed range of an argument, the live process ids).
+package workspace

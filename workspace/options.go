@@ -1,0 +1,240 @@
+package workspace
+
+import (
+	"log/slog"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// DefaultShellTimeout is the timeout of a foreground command when
+// WithShellTimeout is not given.
+const DefaultShellTimeout = 300 * time.Second
+
+// Option configures a Workspace. Options are applied in order; Local
+// validates the result as a whole.
+type Option func(*config) error
+
+// config collects the options.
+type config struct {
+	mode         *policy.Mode
+	explicit     *policy.Policy
+	readable     []string
+	writable     []string
+	denied       []string
+	pathRules    []policy.PathRule
+	commandRules []policy.CommandRule
+	network      *policy.Network
+
+	env          map[string]string
+	inheritEnv   bool
+	shellTimeout time.Duration
+	limits       Limits
+	exec         executor.Executor
+	approver     Approver
+	home         *string
+	logger       *slog.Logger
+}
+
+// WithMode selects the preset policy (default policy.Coding). The
+// shorthand options refine it.
+func WithMode(m policy.Mode) Option {
+	return func(c *config) error {
+		if m > policy.Trusted {
+			return &OptionError{Option: "WithMode", Value: m.String(), Reason: "unknown mode"}
+		}
+		c.mode = &m
+		return nil
+	}
+}
+
+// WithPolicy sets the complete policy explicitly, replacing the preset. It
+// is mutually exclusive with WithMode and the shorthands (WithReadable,
+// WithWritable, WithDeniedPaths, WithPathRules, WithCommandRules), as an
+// explicit `policy` is in a policy file; WithNetwork may stand beside it.
+// The policy is copied.
+func WithPolicy(p *policy.Policy) Option {
+	return func(c *config) error {
+		if p == nil {
+			return &OptionError{Option: "WithPolicy", Value: "<nil>", Reason: "no policy"}
+		}
+		c.explicit = p.Clone()
+		return nil
+	}
+}
+
+// WithReadable adds paths the agent may read (PathRule allow read); they
+// come after WithPathRules and WithWritable in the rule list.
+func WithReadable(patterns ...string) Option {
+	return func(c *config) error {
+		c.readable = append(append([]string{}, c.readable...), patterns...)
+		return nil
+	}
+}
+
+// WithWritable adds paths the agent may read and write (PathRule allow
+// read, write); they come after WithPathRules and before WithReadable.
+func WithWritable(patterns ...string) Option {
+	return func(c *config) error {
+		c.writable = append(append([]string{}, c.writable...), patterns...)
+		return nil
+	}
+}
+
+// WithDeniedPaths adds patterns denied for every operation, before any
+// rule.
+func WithDeniedPaths(patterns ...string) Option {
+	return func(c *config) error {
+		c.denied = append(append([]string{}, c.denied...), patterns...)
+		return nil
+	}
+}
+
+// WithPathRules appends path rules; they are tried first, in order.
+func WithPathRules(rules ...policy.PathRule) Option {
+	return func(c *config) error {
+		c.pathRules = append(append([]policy.PathRule{}, c.pathRules...), rules...)
+		return nil
+	}
+}
+
+// WithCommandRules appends command rules, tried in order per segment. They
+// are an error with policy.Readonly, which has no shell.
+func WithCommandRules(rules ...policy.CommandRule) Option {
+	return func(c *config) error {
+		c.commandRules = append(append([]policy.CommandRule{}, c.commandRules...), rules...)
+		return nil
+	}
+}
+
+// WithNetwork sets the OS-level network access of commands, overriding the
+// preset's (or the explicit policy's).
+func WithNetwork(n policy.Network) Option {
+	return func(c *config) error {
+		if n > policy.NetworkFull {
+			return &OptionError{Option: "WithNetwork", Value: n.String(), Reason: "unknown network setting"}
+		}
+		c.network = &n
+		return nil
+	}
+}
+
+// WithEnv adds variables to every command's environment. They win over the
+// allowlisted and inherited variables; a PATH given here also turns off
+// virtualenv activation. Several calls merge.
+func WithEnv(env map[string]string) Option {
+	return func(c *config) error {
+		m := make(map[string]string, len(c.env)+len(env))
+		for k, v := range c.env {
+			m[k] = v
+		}
+		for k, v := range env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return &OptionError{Option: "WithEnv", Value: k, Reason: "a variable name must be non-empty and contain no '=' or NUL"}
+			}
+			if strings.ContainsRune(v, 0) {
+				return &OptionError{Option: "WithEnv", Value: k, Reason: "the value contains a NUL byte"}
+			}
+			m[k] = v
+		}
+		c.env = m
+		return nil
+	}
+}
+
+// WithInheritEnv passes the whole environment of the host process to
+// commands instead of the minimal allowlist. Secrets in the environment
+// then reach every command: opt in only when that is intended.
+func WithInheritEnv() Option {
+	return func(c *config) error {
+		c.inheritEnv = true
+		return nil
+	}
+}
+
+// WithShellTimeout sets the timeout of foreground commands (default
+// DefaultShellTimeout). A per-call timeout is clamped to it.
+func WithShellTimeout(d time.Duration) Option {
+	return func(c *config) error {
+		if d <= 0 {
+			return &OptionError{Option: "WithShellTimeout", Value: d.String(), Reason: "the timeout must be positive"}
+		}
+		c.shellTimeout = d
+		return nil
+	}
+}
+
+// WithLimits sets the limits; zero fields keep their defaults.
+func WithLimits(l Limits) Option {
+	return func(c *config) error {
+		if err := l.Validate(); err != nil {
+			return err
+		}
+		c.limits = l
+		return nil
+	}
+}
+
+// WithExecutor sets the executor that runs commands (default
+// executor.NewLocal(), which enforces nothing). It accepts a constructor's
+// result directly, so a backend that can fail reads
+//
+//	ws, err := workspace.Local(root, workspace.WithExecutor(bwrap.New(cfg)))
+//
+// and Local returns the constructor's error, wrapped in an *OptionError
+// (errors.Is and errors.As still see it, e.g. *executor.UnavailableError).
+// Pass at most one error; a nil executor without an error is rejected.
+func WithExecutor(e executor.Executor, errs ...error) Option {
+	return func(c *config) error {
+		for _, err := range errs {
+			if err != nil {
+				return &OptionError{Option: "WithExecutor", Reason: "creating the executor failed", Err: err}
+			}
+		}
+		if e == nil || isNilPointer(e) {
+			return &OptionError{Option: "WithExecutor", Value: "<nil>", Reason: "no executor"}
+		}
+		c.exec = e
+		return nil
+	}
+}
+
+// WithApprover sets the function asked to approve operations the policy
+// marks "ask". Without one, every ask is refused with a "needs approval"
+// *policy.DeniedError.
+func WithApprover(a Approver) Option {
+	return func(c *config) error {
+		c.approver = a
+		return nil
+	}
+}
+
+// WithHome sets the home directory "~" means in paths, patterns and
+// commands, and the HOME of commands (default os.UserHomeDir()). "" means
+// unknown: "~" patterns then match nothing, "~" paths are errors and
+// commands get no HOME.
+func WithHome(home string) Option {
+	return func(c *config) error {
+		c.home = &home
+		return nil
+	}
+}
+
+// WithLogger sets the logger for decisions and commands (default: discard).
+// Denials and approvals are logged at Info, every operation at Debug.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) error {
+		c.logger = l
+		return nil
+	}
+}
+
+// isNilPointer reports whether e is an interface holding a nil pointer, as
+// a failed constructor returns.
+func isNilPointer(e executor.Executor) bool {
+	v := reflect.ValueOf(e)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}

@@ -1,0 +1,103 @@
+package workspace
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Session is one agent's use of a Workspace: the file tools, the shell and
+// the background processes it started. It is safe for concurrent use.
+// Close kills and reaps every background process; any use after Close
+// returns *ClosedError.
+type Session struct {
+	ws     *Workspace
+	ctx    context.Context // cancelled by Close: ends running commands
+	cancel context.CancelFunc
+	caps   executor.Capabilities
+	closed atomic.Bool
+
+	mu     sync.Mutex
+	procs  map[string]*bgProc
+	nextID int
+}
+
+// Workspace returns the session's workspace.
+func (s *Session) Workspace() *Workspace { return s.ws }
+
+// check returns *ClosedError after Close.
+func (s *Session) check(op string) error {
+	if s.closed.Load() {
+		return &ClosedError{Op: op}
+	}
+	return nil
+}
+
+// Close kills every background process of the session, waits until each is
+// reaped, and ends commands still running. Closing twice returns
+// *ClosedError.
+func (s *Session) Close() error {
+	if !s.closed.CompareAndSwap(false, true) {
+		return &ClosedError{Op: "Close"}
+	}
+	s.cancel()
+	s.mu.Lock()
+	procs := s.procs
+	s.procs = map[string]*bgProc{}
+	s.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, bp := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = bp.p.Kill()
+		}()
+	}
+	wg.Wait()
+	s.ws.log.Debug("session closed", "root", s.ws.Root(), "killed", len(procs))
+	return nil
+}
+
+// DecidePath returns the policy's verdict on op on path (relative paths are
+// relative to the root) without performing or approving anything.
+func (s *Session) DecidePath(path string, op policy.Op) (*policy.Verdict, error) {
+	if err := s.check("DecidePath"); err != nil {
+		return nil, err
+	}
+	return s.ws.checker.DecidePath(path, op)
+}
+
+// DecideCommand returns the policy's verdict on command run in cwd (""
+// for the root; relative to the root otherwise) without running or
+// approving anything.
+func (s *Session) DecideCommand(command, cwd string) (*policy.CommandVerdict, error) {
+	if err := s.check("DecideCommand"); err != nil {
+		return nil, err
+	}
+	dir, err := s.resolveCwd(cwd)
+	if err != nil {
+		return nil, err
+	}
+	return s.ws.checker.DecideCommand(command, dir)
+}
+
+// Instructions returns the "## Workspace" system-prompt section for this
+// session (see Workspace.Instructions); it uses the executor capabilities
+// read when the session was opened.
+func (s *Session) Instructions() string {
+	return s.ws.instructions(s.caps)
+}
+
+// Capabilities returns what the executor reported it enforces when the
+// session was opened.
+func (s *Session) Capabilities() executor.Capabilities { return s.caps }
+
+// merge returns a context that ends when ctx or the session ends.
+func (s *Session) merge(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return c, func() { stop(); cancel() }
+}

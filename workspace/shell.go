@@ -1,0 +1,381 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// RunResult is the outcome of a foreground command.
+type RunResult struct {
+	Command string `json:"command"`
+	// Cwd is the directory the command ran in, as the model sees paths.
+	Cwd string `json:"cwd"`
+	// ExitCode is -1 when a signal or the timeout killed the command.
+	ExitCode int    `json:"exit_code"`
+	Signal   string `json:"signal,omitempty"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	TimedOut bool   `json:"timed_out"`
+	// Truncated is set when output beyond MaxShellOutputChars per stream
+	// was dropped (the head and tail are kept, with an omission marker).
+	Truncated  bool  `json:"truncated"`
+	DurationMS int64 `json:"duration_ms"`
+}
+
+// Status values of a background process.
+const (
+	StatusRunning = "running"
+	StatusExited  = "exited"
+	StatusKilled  = "killed"
+)
+
+// ProcessOutput is what ReadProcessOutput and KillProcess return.
+type ProcessOutput struct {
+	ID      string `json:"id"`
+	Command string `json:"command"`
+	// Status is StatusRunning, StatusExited (ExitCode set) or StatusKilled
+	// (killed by KillProcess, Close or a signal).
+	Status   string `json:"status"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Signal   string `json:"signal,omitempty"`
+	// Output is the merged stdout and stderr produced since the last read.
+	Output string `json:"output"`
+	// Dropped is set when older unread output was discarded because the
+	// buffer (the newest MaxShellOutputChars bytes) was full.
+	Dropped bool `json:"dropped"`
+}
+
+// ProcessInfo is the passive status of a background process.
+type ProcessInfo struct {
+	ID       string    `json:"id"`
+	Command  string    `json:"command"`
+	Cwd      string    `json:"cwd"`
+	Pid      int       `json:"pid,omitempty"`
+	Status   string    `json:"status"`
+	ExitCode *int      `json:"exit_code,omitempty"`
+	Started  time.Time `json:"started"`
+}
+
+// bgProc is an entry of the session's process table.
+type bgProc struct {
+	id      string
+	num     int
+	command string
+	cwd     string
+	started time.Time
+	p       executor.Process
+	killed  atomic.Bool // by KillProcess
+}
+
+// resolveCwd resolves a command's working directory: the root when "",
+// relative to the root otherwise.
+func (s *Session) resolveCwd(cwd string) (string, error) {
+	if cwd == "" {
+		return s.ws.Root(), nil
+	}
+	dir, err := s.ws.checker.Resolve(s.ws.Root(), cwd)
+	if err != nil {
+		return "", &ArgumentError{Arg: "cwd", Value: cwd, Err: err}
+	}
+	return dir, nil
+}
+
+// authorizeCommand judges command in cwd, asks on Ask, and returns the
+// request to run.
+func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd string) (*executor.Request, error) {
+	if strings.TrimSpace(command) == "" {
+		return nil, &ArgumentError{Arg: "command", Reason: "empty command"}
+	}
+	dir, err := s.resolveCwd(cwd)
+	if err != nil {
+		return nil, err
+	}
+	v, err := s.ws.checker.DecideCommand(command, dir)
+	if err != nil {
+		return nil, &ArgumentError{Arg: "command", Value: clip(command, 200), Err: err}
+	}
+	var grants []policy.Grant
+	switch v.Decision {
+	case policy.Allow:
+		s.ws.log.Debug(tool, "command", command, "cwd", dir, "decision", "allow", "rule", v.Rule)
+	case policy.Ask:
+		grants = grantsOf(v)
+		req := &ApprovalRequest{Op: op, Command: command, Cwd: dir, CommandVerdict: v, Grants: grants}
+		if err := s.ask(ctx, tool, req, command, v.Rule, v.Reason); err != nil {
+			return nil, err
+		}
+	default:
+		s.ws.log.Info(tool+" denied", "command", command, "cwd", dir, "rule", v.Rule)
+		return nil, &policy.DeniedError{Op: "run", Path: command, Rule: v.Rule, Decision: policy.Deny, Reason: v.Reason}
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		reason := "not a directory"
+		if err != nil {
+			reason = err.Error()
+		}
+		return nil, &ArgumentError{Arg: "cwd", Value: s.ws.relOrAbs(dir), Reason: reason}
+	}
+	return &executor.Request{
+		Command:     command,
+		Dir:         dir,
+		Env:         s.ws.commandEnv(),
+		Policy:      s.ws.checker.Policy(),
+		Root:        s.ws.Root(),
+		Home:        s.ws.Home(),
+		Grants:      grants,
+		OutputLimit: s.ws.limits.MaxShellOutputChars,
+	}, nil
+}
+
+// grantsOf turns the Ask path claims of an approved command into grants:
+// one per path, a write grant winning over a read grant.
+func grantsOf(v *policy.CommandVerdict) []policy.Grant {
+	byPath := map[string]policy.Op{}
+	var order []string
+	for _, c := range v.Claims {
+		cv := c.Verdict
+		if cv == nil || cv.Decision != policy.Ask || cv.Path == "" {
+			continue
+		}
+		op, seen := byPath[cv.Path]
+		if !seen {
+			order = append(order, cv.Path)
+		}
+		if !seen || cv.Op == policy.Write {
+			op = cv.Op
+		}
+		byPath[cv.Path] = op
+	}
+	out := make([]policy.Grant, 0, len(order))
+	for _, p := range order {
+		out = append(out, policy.Grant{Path: p, Op: byPath[p]})
+	}
+	return out
+}
+
+// Run runs command in cwd ("" for the root) in the foreground, after the
+// policy and, on ask, the approver. timeout 0 means the workspace's shell
+// timeout; a longer one is clamped to it. A non-zero exit is a result, not
+// an error.
+func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Duration) (*RunResult, error) {
+	if err := s.check("Run"); err != nil {
+		return nil, err
+	}
+	if timeout < 0 {
+		return nil, &ArgumentError{Arg: "timeout", Value: timeout.String(), Reason: "negative timeout"}
+	}
+	if timeout == 0 || timeout > s.ws.shellTimeout {
+		timeout = s.ws.shellTimeout
+	}
+	req, err := s.authorizeCommand(ctx, "shell", "run", command, cwd)
+	if err != nil {
+		return nil, err
+	}
+	req.Timeout = timeout
+	rctx, cancel := s.merge(ctx)
+	defer cancel()
+	res, err := s.ws.exec.Run(rctx, req)
+	if err != nil {
+		if s.closed.Load() {
+			return nil, &ClosedError{Op: "Run"}
+		}
+		return nil, fmt.Errorf("running %q: %w", clip(command, 200), err)
+	}
+	s.ws.log.Debug("shell done", "command", command, "exit", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
+	return &RunResult{
+		Command:    command,
+		Cwd:        s.ws.relOrAbs(req.Dir),
+		ExitCode:   res.ExitCode,
+		Signal:     res.Signal,
+		Stdout:     string(res.Stdout),
+		Stderr:     string(res.Stderr),
+		TimedOut:   res.TimedOut,
+		Truncated:  res.Truncated,
+		DurationMS: res.Duration.Milliseconds(),
+	}, nil
+}
+
+// Spawn starts command in cwd ("" for the root) in the background, under
+// the same policy gate, approvals and executor as Run, and returns its id.
+// The executor must implement executor.Starter, else Spawn returns
+// *BackgroundUnsupportedError. The process runs until it exits, KillProcess
+// or Close; it has no timeout.
+func (s *Session) Spawn(ctx context.Context, command, cwd string) (*ProcessInfo, error) {
+	if err := s.check("Spawn"); err != nil {
+		return nil, err
+	}
+	st, ok := s.ws.exec.(executor.Starter)
+	if !ok {
+		return nil, &BackgroundUnsupportedError{Executor: fmt.Sprintf("%T", s.ws.exec)}
+	}
+	req, err := s.authorizeCommand(ctx, "spawn_process", "spawn", command, cwd)
+	if err != nil {
+		return nil, err
+	}
+	p, err := st.Start(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("starting %q: %w", clip(command, 200), err)
+	}
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		_ = p.Kill()
+		return nil, &ClosedError{Op: "Spawn"}
+	}
+	s.nextID++
+	bp := &bgProc{id: "p" + strconv.Itoa(s.nextID), num: s.nextID, command: command, cwd: s.ws.relOrAbs(req.Dir), started: time.Now(), p: p}
+	s.procs[bp.id] = bp
+	s.mu.Unlock()
+	s.ws.log.Debug("spawned", "id", bp.id, "command", command)
+	info := bp.info(false)
+	return &info, nil
+}
+
+// lookup finds a process or returns *UnknownProcessError; s.mu is held.
+func (s *Session) lookup(id string) (*bgProc, error) {
+	bp, ok := s.procs[id]
+	if !ok {
+		return nil, &UnknownProcessError{ID: id, Live: s.idsLocked()}
+	}
+	return bp, nil
+}
+
+func (s *Session) idsLocked() []string {
+	ps := make([]*bgProc, 0, len(s.procs))
+	for _, bp := range s.procs {
+		ps = append(ps, bp)
+	}
+	sort.Slice(ps, func(i, j int) bool { return ps[i].num < ps[j].num })
+	ids := make([]string, len(ps))
+	for i, bp := range ps {
+		ids[i] = bp.id
+	}
+	return ids
+}
+
+// exited reports whether the process has exited, without blocking.
+func (bp *bgProc) exited() bool {
+	select {
+	case <-bp.p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// status fills the status fields from a finished process's result.
+func (bp *bgProc) finalStatus() (status string, code *int, signal string) {
+	res := bp.p.Wait()
+	if bp.killed.Load() || res.Signal != "" || res.ExitCode < 0 {
+		return StatusKilled, nil, res.Signal
+	}
+	c := res.ExitCode
+	return StatusExited, &c, ""
+}
+
+func (bp *bgProc) info(passive bool) ProcessInfo {
+	pi := ProcessInfo{ID: bp.id, Command: bp.command, Cwd: bp.cwd, Status: StatusRunning, Started: bp.started}
+	if p, ok := bp.p.(interface{ Pid() int }); ok {
+		pi.Pid = p.Pid()
+	}
+	if passive && bp.exited() {
+		pi.Status, pi.ExitCode, _ = bp.finalStatus()
+	}
+	return pi
+}
+
+// ReadProcessOutput returns the output the process produced since the
+// last read and its status. Reading a process that has exited returns the
+// rest of its output and its exit code, and removes it from the table (a
+// later read reports an unknown id). An unknown id is an
+// *UnknownProcessError listing the known ids.
+func (s *Session) ReadProcessOutput(id string) (*ProcessOutput, error) {
+	if err := s.check("ReadProcessOutput"); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	bp, err := s.lookup(id)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	done := bp.exited()
+	if done {
+		delete(s.procs, id)
+	}
+	s.mu.Unlock()
+	out := &ProcessOutput{ID: bp.id, Command: bp.command, Status: StatusRunning}
+	if done {
+		out.Status, out.ExitCode, out.Signal = bp.finalStatus()
+	}
+	b, dropped := bp.p.ReadOutput()
+	out.Output, out.Dropped = string(b), dropped
+	return out, nil
+}
+
+// KillProcess kills the process's whole group, waits until it is reaped,
+// removes it from the table and returns its last unread output. A process
+// that had already exited reports StatusExited and its code.
+func (s *Session) KillProcess(id string) (*ProcessOutput, error) {
+	if err := s.check("KillProcess"); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	bp, err := s.lookup(id)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	delete(s.procs, id)
+	if !bp.exited() {
+		bp.killed.Store(true)
+	}
+	s.mu.Unlock()
+	if err := bp.p.Kill(); err != nil {
+		return nil, fmt.Errorf("killing background process %s: %w", id, err)
+	}
+	out := &ProcessOutput{ID: bp.id, Command: bp.command}
+	out.Status, out.ExitCode, out.Signal = bp.finalStatus()
+	b, dropped := bp.p.ReadOutput()
+	out.Output, out.Dropped = string(b), dropped
+	s.ws.log.Debug("killed", "id", id)
+	return out, nil
+}
+
+// BackgroundProcesses returns the status of every process in the table,
+// in start order. It consumes no output and removes nothing.
+func (s *Session) BackgroundProcesses() ([]ProcessInfo, error) {
+	if err := s.check("BackgroundProcesses"); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	ps := make([]*bgProc, 0, len(s.procs))
+	for _, bp := range s.procs {
+		ps = append(ps, bp)
+	}
+	s.mu.Unlock()
+	slices.SortFunc(ps, func(a, b *bgProc) int { return a.num - b.num })
+	out := make([]ProcessInfo, len(ps))
+	for i, bp := range ps {
+		out[i] = bp.info(true)
+	}
+	return out, nil
+}
+
+// clip shortens s to n bytes for messages.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,162 @@
+package workspace
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Workspace is a directory tree, the policy that guards it, and the
+// executor that runs commands in it. It is immutable after Local and safe
+// for concurrent use; Open starts a Session.
+type Workspace struct {
+	checker      *policy.Checker
+	modeName     string // "coding", "readonly", "trusted" or "custom"
+	exec         executor.Executor
+	approver     Approver
+	limits       Limits
+	shellTimeout time.Duration
+	env          map[string]string // WithEnv
+	inheritEnv   bool
+	parentEnv    []string // os.Environ() at Local
+	log          *slog.Logger
+	locks        pathLocks
+}
+
+// Local returns the workspace rooted at root, a directory on this machine.
+// Without options it uses the coding preset (policy.Coding), the user's home
+// directory, executor.NewLocal() (no OS sandbox) and no approver.
+//
+// The policy options follow the policy file's rules (DESIGN §2.1, §2.4):
+// WithPolicy is exclusive with WithMode and the shorthands, and
+// policy.Readonly with WithCommandRules is an error. Invalid options, an
+// invalid policy and a root that is not a directory are reported as
+// *OptionError.
+func Local(root string, opts ...Option) (*Workspace, error) {
+	c := &config{shellTimeout: DefaultShellTimeout}
+	for _, o := range opts {
+		if o == nil {
+			continue
+		}
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return nil, &OptionError{Option: "root", Value: root, Err: err}
+	}
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, &OptionError{Option: "root", Value: root, Reason: "the workspace root must be an existing directory", Err: err}
+	}
+	if !st.IsDir() {
+		return nil, &OptionError{Option: "root", Value: root, Reason: "the workspace root must be an existing directory", Err: &NotRegularError{Path: abs, Kind: kindOf(st.Mode())}}
+	}
+	home := ""
+	if c.home != nil {
+		home = *c.home
+	} else if h, err := os.UserHomeDir(); err == nil {
+		home = h
+	}
+	p, modeName, err := buildPolicy(c)
+	if err != nil {
+		return nil, err
+	}
+	checker, err := policy.NewChecker(p, abs, home)
+	if err != nil {
+		return nil, &OptionError{Option: "policy", Reason: "invalid policy", Err: err}
+	}
+	exec := c.exec
+	if exec == nil {
+		exec = executor.NewLocal()
+	}
+	log := c.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Workspace{
+		checker:      checker,
+		modeName:     modeName,
+		exec:         exec,
+		approver:     c.approver,
+		limits:       c.limits.withDefaults(),
+		shellTimeout: c.shellTimeout,
+		env:          c.env,
+		inheritEnv:   c.inheritEnv,
+		parentEnv:    os.Environ(),
+		log:          log,
+	}, nil
+}
+
+// Root returns the resolved absolute path of the workspace root.
+func (w *Workspace) Root() string { return w.checker.Root() }
+
+// Home returns the resolved home directory, or "" when unknown.
+func (w *Workspace) Home() string { return w.checker.Home() }
+
+// Policy returns a copy of the effective policy.
+func (w *Workspace) Policy() *policy.Policy { return w.checker.Policy().Clone() }
+
+// Checker returns the compiled policy. It is safe for concurrent use.
+func (w *Workspace) Checker() *policy.Checker { return w.checker }
+
+// Executor returns the executor commands run under.
+func (w *Workspace) Executor() executor.Executor { return w.exec }
+
+// Limits returns the effective limits.
+func (w *Workspace) Limits() Limits { return w.limits }
+
+// Open starts a session: the unit that owns background processes. ctx
+// bounds the executor's Describe call only.
+func (w *Workspace) Open(ctx context.Context) (*Session, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &Session{
+		ws:     w,
+		ctx:    sctx,
+		cancel: cancel,
+		procs:  map[string]*bgProc{},
+		caps:   w.capabilities(ctx),
+	}
+	w.log.Debug("session opened", "root", w.Root(), "executor", s.caps.Backend)
+	return s, nil
+}
+
+// capabilities asks the executor what it enforces; an executor without
+// Describe is assumed to enforce nothing.
+func (w *Workspace) capabilities(ctx context.Context) executor.Capabilities {
+	if d, ok := w.exec.(executor.Describer); ok {
+		return d.Describe(ctx)
+	}
+	return executor.Capabilities{Backend: fmt.Sprintf("%T", w.exec), Sandboxed: false}
+}
+
+// display returns the path as the model should see it: root-relative
+// inside the root, absolute outside.
+func display(v *policy.Verdict) string {
+	if v.Inside {
+		return v.Rel
+	}
+	return v.Path
+}
+
+// relOrAbs returns abs as the model should see it.
+func (w *Workspace) relOrAbs(abs string) string {
+	root := w.Root()
+	if abs == root {
+		return "."
+	}
+	if r, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(r) {
+		return filepath.ToSlash(r)
+	}
+	return abs
+}
