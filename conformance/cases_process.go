@@ -1,0 +1,235 @@
+//go:build unix
+
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/conformance/internal/procscan"
+	"github.com/cordon-sandbox/cordon/conformance/probe"
+	"github.com/cordon-sandbox/cordon/executor"
+)
+
+func processCases() []*caseDef {
+	return []*caseDef{
+		{
+			CaseInfo: CaseInfo{ID: "no-inherited-fds", Title: "no descriptors beyond 0-2 are inherited", Layer: Process, Expected: OK,
+				Verified: "the probe lists /proc/self/fd: only 0, 1, 2, and not the parent's non-CLOEXEC canary descriptor. Twin: a plain child of the host lists the canary"},
+			probe: true, run: caseNoFDs,
+		},
+		{
+			CaseInfo: CaseInfo{ID: "no-tty", Title: "no controlling terminal: TIOCSTI is impossible", Layer: Process, Expected: OK,
+				Verified: "the probe finds tty_nr 0, /dev/tty unopenable, no terminal on 0-2, and TIOCSTI fails everywhere. Twin: the probe on a pty as its controlling terminal finds it"},
+			probe: true, run: caseNoTTY,
+		},
+		{
+			CaseInfo: CaseInfo{ID: "no-new-privs", Title: "PR_SET_NO_NEW_PRIVS is set", Layer: Process, Expected: OK,
+				Verified: "the probe reads NoNewPrivs: 1 in /proc/self/status. Twin: a plain child of the host reads the host's value"},
+			probe: true, run: caseNoNewPrivs,
+		},
+		{
+			CaseInfo: CaseInfo{ID: "timeout-tree", Title: "a timeout kills the whole tree, setsid and nohup children included, and reports TimedOut", Layer: Process, Control: executor.ControlProcessTree, Expected: OK,
+				Verified: "three probes (setsid, nohup, foreground) beat host-side heartbeat files; they are seen beating, then after the timeout every heartbeat stops and no tagged process remains in the host's /proc; TimedOut, exit -1 and the output before the kill are reported"},
+			probe: true, run: func(c *caseRun) { caseKillTree(c, false) },
+		},
+		{
+			CaseInfo: CaseInfo{ID: "cancel-tree", Title: "cancelling the context kills the whole tree and reports TimedOut", Layer: Process, Control: executor.ControlProcessTree, Expected: OK,
+				Verified: "as timeout-tree, ended by cancelling the context once every heartbeat beats"},
+			probe: true, run: func(c *caseRun) { caseKillTree(c, true) },
+		},
+		{
+			CaseInfo: CaseInfo{ID: "signal-parent", Title: "the command cannot signal the process that runs it", Layer: Process, Control: executor.ControlSignal, Isolation: true, Expected: Denied,
+				Verified: "the probe sends SIGWINCH to the host pid; the host counts the SIGWINCHs it receives. Twin: executor.Local"},
+			probe: true, run: caseSignalParent,
+		},
+	}
+}
+
+func caseNoFDs(c *caseRun) {
+	list := func(label string, out []byte) []string {
+		recs := probe.Parse(out)
+		if len(recs) != 1 || !recs[0].OK {
+			c.setupf("%s: the probe did not list its descriptors: %q", label, clip(string(out), 300))
+		}
+		if own := recs[0].Values["own"]; own != "" && label == "run" {
+			c.logf("the probe's own close-on-exec descriptors (opened after exec, not inherited): %s", own)
+		}
+		return recs[0].List
+	}
+	if err := c.fx.inheritable(); err != nil {
+		c.setupf("%v", err)
+	}
+	res := c.run(c.x, "run", c.req(c.probeCmd("fds"), nil), roleFunctional)
+	fds := list("run", res.Stdout)
+	c.logf("descriptors inherited by the command (no FD_CLOEXEC): %s (the parent's canary is fd %d → %s)", strings.Join(fds, " "), c.fx.fd, c.fx.fdPath)
+	for _, e := range fds {
+		n, target, _ := strings.Cut(e, "=")
+		c.expect(n == "0" || n == "1" || n == "2", "descriptor %s (%s) was inherited", n, target)
+	}
+
+	if err := c.fx.inheritable(); err != nil {
+		c.setupf("%v", err)
+	}
+	out, err := exec.CommandContext(c.ctx, c.probe.path, "fds").Output()
+	if err != nil {
+		c.setupf("twin: %v", err)
+	}
+	tfds := list("twin", out)
+	want := fmt.Sprintf("%d=%s", c.fx.fd, c.fx.fdPath)
+	found := false
+	for _, e := range tfds {
+		found = found || e == want
+	}
+	if !found {
+		c.setupf("twin: a plain child of the host does not see the canary descriptor %s (%s), so its absence proves nothing", want, strings.Join(tfds, " "))
+	}
+	c.twinf("a plain os/exec child of the host inherits %s", want)
+}
+
+func caseNoTTY(c *caseRun) {
+	res := c.run(c.x, "run", c.req(c.probeCmd("tty"), nil), roleFunctional)
+	recs := records(res)
+	if len(recs) != 1 {
+		c.brokenf("the probe printed %d records, want 1 (stderr %q)", len(recs), clip(string(res.Stderr), 200))
+	}
+	v := recs[0].Values
+	c.logf("tty_nr %s; /dev/tty %s; fd0 %s; fd1 %s; fd2 %s", v["tty_nr"], v["dev_tty"], v["fd0"], v["fd1"], v["fd2"])
+	c.expect(recs[0].OK, "TIOCSTI injected input: %v", v)
+	if runtime.GOOS == "linux" {
+		c.expect(v["tty_nr"] == "0", "the command has a controlling terminal (tty_nr %s)", v["tty_nr"])
+	}
+	c.expect(v["dev_tty"] != "opened", "/dev/tty could be opened")
+	for _, fd := range []string{"fd0", "fd1", "fd2"} {
+		c.expect(strings.HasPrefix(v[fd], "not a tty"), "%s is a terminal: %s", fd, v[fd])
+	}
+	ttyTwin(c)
+}
+
+func caseNoNewPrivs(c *caseRun) {
+	if runtime.GOOS != "linux" {
+		c.unsupportedf("PR_SET_NO_NEW_PRIVS is Linux-only")
+	}
+	res := c.run(c.x, "run", c.req(c.probeCmd("status"), nil), roleFunctional)
+	recs := records(res)
+	if len(recs) != 1 || !recs[0].OK {
+		c.brokenf("the probe could not read /proc/self/status (stderr %q)", clip(string(res.Stderr), 200))
+	}
+	v := recs[0].Values
+	c.logf("NoNewPrivs %s, Seccomp %s, CapEff %s, Uid %s", v["NoNewPrivs"], v["Seccomp"], v["CapEff"], v["Uid"])
+	c.expect(v["NoNewPrivs"] == "1", "NoNewPrivs is %q, want 1", v["NoNewPrivs"])
+
+	out, err := exec.CommandContext(c.ctx, c.probe.path, "status").Output()
+	trecs := probe.Parse(out)
+	if err != nil || len(trecs) != 1 || trecs[0].Values["NoNewPrivs"] == "" {
+		c.setupf("twin: the probe on the host did not report NoNewPrivs (%v, %q)", err, clip(string(out), 200))
+	}
+	note := ""
+	if trecs[0].Values["NoNewPrivs"] == "1" {
+		note = " (the host process already runs with no_new_privs, so the twin cannot tell the difference)"
+	}
+	c.twinf("a plain child of the host reads NoNewPrivs %s%s", trecs[0].Values["NoNewPrivs"], note)
+}
+
+// caseKillTree starts three heartbeating probes — one in its own session,
+// one ignoring SIGHUP in the background, one in the foreground — and ends
+// the command by its timeout or by cancelling the context.
+func caseKillTree(c *caseRun, cancel bool) {
+	beats := map[string]string{
+		"setsid":     filepath.Join(c.fx.root, "hb-setsid"),
+		"nohup":      filepath.Join(c.fx.root, "hb-nohup"),
+		"foreground": filepath.Join(c.fx.root, "hb-foreground"),
+	}
+	tok := token("tree")
+	cmd := c.probeCmd("heartbeat", "-setsid", beats["setsid"]) + " & " +
+		c.probeCmd("heartbeat", "-nohup", beats["nohup"]) + " >/dev/null 2>&1 & " +
+		c.probeCmd("heartbeat", "-print", tok, beats["foreground"])
+	req := c.req(cmd, nil)
+	ctx, stop := context.WithCancel(c.ctx)
+	defer stop()
+	label := "run with Timeout 4s"
+	if cancel {
+		label = "run, cancelled once every heartbeat beats"
+	} else {
+		req.Timeout = 4 * time.Second
+	}
+	type out struct {
+		res *executor.Result
+		err error
+	}
+	ch := make(chan out, 1)
+	finished := make(chan struct{})
+	go func() {
+		res, err := c.x.Run(ctx, req)
+		close(finished)
+		ch <- out{res, err}
+	}()
+	allAlive := waitFor(c.ctx, 20*time.Second, finished, func() bool {
+		for _, p := range beats {
+			b, err := os.ReadFile(p)
+			if _, n, ok := probe.HeartbeatCount(b); err != nil || !ok || n < 3 {
+				return false
+			}
+		}
+		return true
+	})
+	if cancel {
+		stop()
+	}
+	o := <-ch
+	c.noteRun(label, req, o.res, o.err, roleFunctional)
+	if !allAlive {
+		c.setupf("the three heartbeats were never all seen beating before the command ended, so their stopping would prove nothing")
+	}
+	c.logf("host: all three heartbeats (setsid, nohup, foreground) were beating before the %s", map[bool]string{false: "timeout", true: "cancellation"}[cancel])
+	res := o.res
+	c.expect(res.TimedOut, "TimedOut not reported")
+	c.expect(res.ExitCode == -1, "exit code %d, want -1", res.ExitCode)
+	c.expect(bytes.Contains(res.Stdout, []byte("tick 1 "+tok)), "the output produced before the kill was not kept")
+	for name, p := range beats {
+		c.expect(!beating(c, p, stoppedWindow), "host: the %s heartbeat still beats after Run returned", name)
+	}
+	c.logf("host: no heartbeat advances after Run returned")
+	if left := leftovers(c.fx.tag); len(left) > 0 {
+		_ = procscan.Kill(left)
+		c.expect(false, "processes survived the kill: %s", cmdlines(left))
+	} else {
+		c.logf("host: no process carrying the case tag is left in /proc")
+	}
+}
+
+func caseSignalParent(c *caseRun) {
+	sigs := make(chan os.Signal, 64)
+	signal.Notify(sigs, syscall.SIGWINCH)
+	defer signal.Stop(sigs)
+	received := func(c *caseRun) func(*executor.Result) (bool, string) {
+		for len(sigs) > 0 {
+			<-sigs
+		}
+		return func(res *executor.Result) (bool, string) {
+			wait := 300 * time.Millisecond
+			for _, r := range records(res) {
+				if r.OK {
+					wait = 2 * time.Second
+				}
+			}
+			select {
+			case <-sigs:
+				return true, fmt.Sprintf("the host process (pid %d) received SIGWINCH", os.Getpid())
+			case <-time.After(wait):
+				return false, fmt.Sprintf("the host process (pid %d) received no SIGWINCH", os.Getpid())
+			}
+		}
+	}
+	cmd := c.probeCmd("kill", fmt.Sprint(os.Getpid()), fmt.Sprint(int(syscall.SIGWINCH)))
+	c.isolate(received, c.act(cmd, nil), c.twinLocal(cmd))
+}

@@ -1,0 +1,214 @@
+//go:build unix
+
+package conformance
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+func protectCases() []*caseDef {
+	iso := func(id, title string, ctl executor.Control, expected Outcome, verified string, run func(*caseRun)) *caseDef {
+		return &caseDef{CaseInfo: CaseInfo{ID: id, Title: title, Layer: Protected, Control: ctl, Isolation: true, Expected: expected, Verified: verified}, probe: true, run: run}
+	}
+	return []*caseDef{
+		iso("protect-git", "writes to .git/hooks/ and .git/config at the root are denied", executor.ControlProtect, Denied,
+			"the probe creates .git/hooks/pre-commit, overwrites a sample hook, appends to and overwrites .git/config; host-side listing and hashes of .git/hooks and .git/config unchanged. Twin: protect none",
+			func(c *caseRun) { caseProtectGit(c, c.fx.root) }),
+		iso("protect-git-nested", "the same in a repository nested five levels down", executor.ControlProtect, Denied,
+			"as protect-git, in root/a/b/c/d/e/.git",
+			func(c *caseRun) { caseProtectGit(c, filepath.Join(c.fx.root, "a", "b", "c", "d", "e")) }),
+		iso("protect-rename-recreate", "renaming .git (or .git/hooks) away and recreating it does not make hooks writable", executor.ControlProtect, Denied,
+			"the probe renames .git away, recreates .git/hooks and writes a hook and a config, then does the same with .git/hooks; afterwards no file under a .git/hooks directory or named .git/config holds the token. Twin: protect none", caseProtectRenameRecreate),
+		iso("protect-rename-roundtrip", "renaming .git away, writing its hooks and renaming it back does not plant a hook", executor.ControlProtect, Denied,
+			"the probe renames .git to .git-away, writes .git-away/hooks/pre-commit and .git-away/config, renames it back; no hook or config holds the token afterwards. Twin: protect none", caseProtectRoundtrip),
+		iso("protect-new-repo", "a repository created during the command keeps no hook", executor.ControlFSNewFiles, Denied,
+			"the probe creates root/x/y/.git/hooks/pre-commit and root/x/y/.git/config; after Run no hook or config holds the token (masked, or removed by the post-command scan). Twin: protect none", caseProtectNewRepo),
+		iso("git-works", "git add and git commit work with protection on", executor.ControlProtect, Allowed,
+			"git add and git commit inside the sandbox; the host's git log and git show see the commit and the file. Unsupported without git (on the host or inside the sandbox)", caseGitWorks),
+	}
+}
+
+// noProtect is coding mode with protection off: the twin of protect cases.
+func (c *caseRun) noProtect() *policy.Policy {
+	p := c.coding()
+	p.Protect = policy.Protect{Disabled: true}
+	return p
+}
+
+// gitRepo makes dir a repository: with git when installed, else by hand
+// (protection does not need git itself). It always has a sample hook.
+func (c *caseRun) gitRepo(dir string) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		c.setupf("fixture: %v", err)
+	}
+	if gitTool, err := exec.LookPath("git"); err == nil {
+		cmd := exec.CommandContext(c.ctx, gitTool, "init", "-q", dir)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+c.fx.home)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			c.setupf("fixture: git init %s: %v: %s", dir, err, out)
+		}
+	} else {
+		c.mustWrite(filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/main\n")
+		c.mustWrite(filepath.Join(dir, ".git", "config"), "[core]\n\trepositoryformatversion = 0\n\tbare = false\n")
+		for _, d := range []string{"objects", "refs/heads"} {
+			if err := os.MkdirAll(filepath.Join(dir, ".git", d), 0o755); err != nil {
+				c.setupf("fixture: %v", err)
+			}
+		}
+	}
+	sample := filepath.Join(dir, ".git", "hooks", "pre-commit.sample")
+	if _, err := os.Stat(sample); err != nil {
+		c.mustWrite(sample, "#!/bin/sh\nexit 0\n")
+	}
+}
+
+func caseProtectGit(c *caseRun, repo string) {
+	c.gitRepo(repo)
+	tok := token("hook")
+	git := filepath.Join(repo, ".git")
+	cmd := c.probes(
+		[]string{"write", filepath.Join(git, "hooks", "pre-commit"), "#!/bin/sh\necho " + tok + "\n"},
+		[]string{"write", filepath.Join(git, "hooks", "pre-commit.sample"), "#!/bin/sh\necho " + tok + "\n"},
+		[]string{"append", filepath.Join(git, "config"), "[core]\n\thooksPath = /tmp/" + tok + "\n"},
+		[]string{"write", filepath.Join(git, "config"), "[core]\n\tfsmonitor = " + tok + "\n"},
+	)
+	c.isolate(changed(filepath.Join(git, "hooks"), filepath.Join(git, "config")), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
+}
+
+// hookPlanted: the action took effect when, afterwards, a file under any
+// .git/hooks directory in the root, or any .git/config, holds tok.
+func hookPlanted(tok string) observer {
+	return func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(*executor.Result) (bool, string) {
+			var planted []string
+			_ = filepath.WalkDir(c.fx.root, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return nil
+				}
+				rel, _ := filepath.Rel(c.fx.root, p)
+				rel = "/" + filepath.ToSlash(rel)
+				if !strings.Contains(rel, "/.git/hooks/") && !strings.HasSuffix(rel, "/.git/config") {
+					return nil
+				}
+				if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(tok)) {
+					planted = append(planted, p)
+				}
+				return nil
+			})
+			if len(planted) == 0 {
+				return false, "no file under a .git/hooks directory or named .git/config in the root holds the token"
+			}
+			return true, "planted: " + strings.Join(planted, ", ")
+		}
+	}
+}
+
+func caseProtectRenameRecreate(c *caseRun) {
+	c.gitRepo(c.fx.root)
+	tok := token("hook")
+	r := c.fx.root
+	cmd := c.probes(
+		[]string{"rename", filepath.Join(r, ".git"), filepath.Join(r, ".git-away")},
+		[]string{"mkdir", filepath.Join(r, ".git", "hooks")},
+		[]string{"write", filepath.Join(r, ".git", "hooks", "pre-commit"), "#!/bin/sh\necho " + tok + "\n"},
+		[]string{"write", filepath.Join(r, ".git", "config"), "[core]\n\tfsmonitor = " + tok + "\n"},
+		[]string{"rename", filepath.Join(r, ".git", "hooks"), filepath.Join(r, ".git", "hooks-away")},
+		[]string{"mkdir", filepath.Join(r, ".git", "hooks")},
+		[]string{"write", filepath.Join(r, ".git", "hooks", "post-checkout"), "#!/bin/sh\necho " + tok + "\n"},
+	)
+	c.isolate(hookPlanted(tok), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
+}
+
+func caseProtectRoundtrip(c *caseRun) {
+	c.gitRepo(c.fx.root)
+	tok := token("hook")
+	r := c.fx.root
+	away := filepath.Join(r, ".git-away")
+	cmd := c.probes(
+		[]string{"rename", filepath.Join(r, ".git"), away},
+		[]string{"write", filepath.Join(away, "hooks", "pre-commit"), "#!/bin/sh\necho " + tok + "\n"},
+		[]string{"append", filepath.Join(away, "config"), "[core]\n\tfsmonitor = " + tok + "\n"},
+		[]string{"rename", away, filepath.Join(r, ".git")},
+	)
+	c.isolate(hookPlanted(tok), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
+}
+
+func caseProtectNewRepo(c *caseRun) {
+	tok := token("hook")
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		git := filepath.Join(c.fx.root, fmt.Sprintf("x%d", seq), "y", ".git")
+		return c.probes(
+			[]string{"mkdir", filepath.Join(git, "hooks")},
+			[]string{"write", filepath.Join(git, "hooks", "pre-commit"), "#!/bin/sh\necho " + tok + "\n"},
+			[]string{"write", filepath.Join(git, "config"), "[core]\n\tfsmonitor = " + tok + "\n"},
+		)
+	}
+	act := c.act(cmdFor(), nil)
+	twinCmd := cmdFor()
+	// The twin's repository is a different one, so a hook the action left
+	// does not count for the twin.
+	c.isolate(hookPlantedUnder(tok, "x1"), act, c.twinPolicy("protect none", twinCmd, c.noProtect()))
+}
+
+// hookPlantedUnder is hookPlanted for the action (x1) or, once that has
+// run, for the twin (x2).
+func hookPlantedUnder(tok, first string) observer {
+	calls := 0
+	return func(c *caseRun) func(*executor.Result) (bool, string) {
+		calls++
+		sub := first
+		if calls > 1 {
+			sub = "x2"
+		}
+		check := hookPlanted(tok)(c)
+		return func(res *executor.Result) (bool, string) {
+			took, seen := check(res)
+			if took && !strings.Contains(seen, string(filepath.Separator)+sub+string(filepath.Separator)) {
+				return false, "no hook planted in the repository of this attempt (" + seen + " is from the previous one)"
+			}
+			return took, seen
+		}
+	}
+}
+
+func caseGitWorks(c *caseRun) {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		c.unsupportedf("git is not installed on the host")
+	}
+	c.gitRepo(c.fx.root)
+	probeRes := c.run(c.x, "is git available inside the sandbox", c.req("command -v git", nil), roleAct)
+	if probeRes.ExitCode != 0 {
+		c.unsupportedf("git is not available inside the sandbox")
+	}
+	tok := token("git")
+	cmd := "printf '%s\\n' " + tok + " > f.txt && git add f.txt && git -c user.name=cordon -c user.email=cordon@example.invalid commit -q -m msg-" + tok
+	committed := func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(*executor.Result) (bool, string) {
+			host := func(args ...string) string {
+				cmd := exec.CommandContext(c.ctx, gitTool, append([]string{"-C", c.fx.root}, args...)...)
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+c.fx.home)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					return "error: " + err.Error() + ": " + string(bytes.TrimSpace(out))
+				}
+				return string(bytes.TrimSpace(out))
+			}
+			subject, file := host("log", "-1", "--format=%s"), host("show", "HEAD:f.txt")
+			ok := subject == "msg-"+tok && file == tok
+			return ok, fmt.Sprintf("host git log -1: %q; git show HEAD:f.txt: %q", clip(subject, 200), clip(file, 200))
+		}
+	}
+	c.permit(committed, c.act(cmd, nil))
+}
