@@ -48,6 +48,10 @@ type Result struct {
 	// Truncated is set when output beyond OutputLimit was dropped.
 	Truncated bool          `json:"truncated"`
 	Duration  time.Duration `json:"duration"`
+	// Violations lists the protected paths the command created or changed
+	// and how the executor repaired them (removed, restored), for
+	// executors that guard protected paths after the fact.
+	Violations []string `json:"violations,omitempty"`
 }
 
 // Executor runs commands.
@@ -117,6 +121,9 @@ const (
 	ControlSignal Control = "signal"
 	// ControlProcessTree: timeout kills every descendant, setsid ones included.
 	ControlProcessTree Control = "process-tree"
+	// ControlProcInfo: other processes' /proc entries (command lines,
+	// status) are hidden from the command.
+	ControlProcInfo Control = "proc-info"
 )
 
 // Gap is a control an executor cannot enforce on this host, and why.

@@ -1,0 +1,213 @@
+// Package landlock is cordon's Landlock executor: it runs each command
+// under one Landlock layer derived from the policy (policyderive.Landlock),
+// a seccomp filter that closes what Landlock cannot restrict at the
+// running ABI, no capabilities and no_new_privs, and it undoes changes to
+// protected paths after the command (internal/protectguard). It
+// implements executor.Executor, executor.Starter and executor.Describer.
+//
+//	x, err := landlock.New(landlock.Config{})
+//	if err != nil { ... }
+//	defer x.Close()
+//	res, err := x.Run(ctx, &executor.Request{Command: "go test ./...", Dir: root, Root: root, Home: home, Policy: p, Env: env})
+//
+// # How it works
+//
+// For every request the executor derives the profile (a policyderive
+// Deriver whose mask search is cached between commands), renders it for
+// the host's ABI, and decides what the seccomp filter must close (below).
+// The resulting ruleset is built once in the host process with go-landlock
+// (Config.NewRulesetFD for the handled rights and the TCP port rules; the
+// path rules are added to that descriptor directly, each path opened with
+// openat2 RESOLVE_NO_SYMLINKS so that a link that appeared since the
+// derivation is never granted through).
+//
+// The ruleset is then applied on a dedicated launcher thread
+// (internal/launcher): a goroutine locked to its OS thread for good, whose
+// setup function — once — drops every capability (bounding, ambient,
+// inheritable, permitted and effective sets), sets PR_SET_NO_NEW_PRIVS,
+// installs the seccomp filter with seccomp(2) and flags 0, and calls
+// landlock_restrict_self(fd, flags) without LANDLOCK_RESTRICT_SELF_TSYNC,
+// all for that thread alone. The thread then only forks: Go clones a
+// child from the calling thread, and the Landlock domain, the filter,
+// no_new_privs and the capability sets are per-task state a clone copies,
+// so every command starts restricted at the cost of a bare fork+exec of
+// /bin/sh -c. The host process's other threads stay unrestricted: the Go
+// runtime never runs another goroutine on a locked thread and never clones
+// a new thread from it (it asks its template thread instead; see the
+// launcher package for the runtime code that guarantees both).
+// TestHostStaysUnrestricted checks it from outside: after commands ran,
+// fresh host threads read and write outside every grant and use the
+// network, only launcher threads show "Seccomp: 2", and they are gone
+// after Close.
+//
+// Launchers are cached by ruleset (Config.Launchers, least recently used
+// first out). The cache key is the rendered layer — handled rights, every
+// rule with the device and inode its path names now, the port rules — and
+// the filter, so a path replaced since gets a fresh ruleset. Closing a
+// launcher ends its thread; commands forked from it keep running.
+//
+// # Why not a re-exec helper
+//
+// DESIGN §5 and the issue suggest re-executing the host binary as a helper
+// that restricts itself and execs /bin/sh. The launcher thread gives the
+// same isolation without the second exec of a large Go binary (which
+// would add a second exec of a large binary to every command and require every host program to
+// call an Init function first thing in main): nothing here needs
+// landlock.Init or a registered entry point. It is the shape Go itself
+// adopts: go-landlock's NewRulesetFD documents that Go 1.28's
+// SysProcAttr.UseLandlock applies such a descriptor in the fork child. The
+// one thing a helper could do that a launcher cannot is grant the child
+// its own /proc/self, see Gaps.
+//
+// Go's restriction of the whole process (go-landlock's Restrict, which
+// uses TSYNC or libpsx over all threads) is never called.
+//
+// # What is enforced per ABI
+//
+//	ABI  kernel  Landlock restricts                          the seccomp filter adds
+//	1    5.13    file system (no refer, no truncate)          under network none: socket(2) for every
+//	2    5.19    + rename/link across directories (refer)      family but AF_UNIX (TCP, UDP, MPTCP, SCTP,
+//	3    6.2     + truncate                                    ICMP, raw, netlink, vsock);
+//	4    6.7     + TCP bind and connect                        below ABI 9: socket(AF_UNIX), unless a
+//	5    6.10    + ioctl on devices                            grant names a socket (socketpair works);
+//	6    6.12    + abstract Unix sockets, signals (scopes)     always: io_uring_setup/enter/register
+//	7    6.15    + audit logging flags                         (EPERM), 32-bit and x32 system calls
+//	8            (thread synchronisation; not used here)
+//	9            + connecting to pathname Unix sockets         (ENOSYS)
+//	10           + UDP bind and send
+//
+// The file system layer grants the System paths read and execute (links
+// such as /bin → usr/bin resolved), the root and every write grant read,
+// write, refer and (from ABI 9) resolve-unix, pseudo-devices with
+// ioctl-dev, and the executor's private temporary directory (TempDir)
+// read-write; a read or write mask inside a granted tree is rendered by
+// granting the tree's entries one by one down to the mask (see
+// policyderive.Landlock, and the stricter consequence it reports). Network
+// full leaves the network unhandled; network none handles TCP (ABI ≥ 4)
+// with no port allowed, and the filter denies every other socket family.
+// Below ABI 9 seccomp cannot see connect's path, so the filter denies
+// creating Unix sockets at all: programs cannot create Unix sockets, even
+// inside the workspace (reported as stricter in the fidelity report and
+// Describe's Info["stricter"]). socketpair(2) is unaffected. io_uring is
+// denied because it performs socket operations without the system calls a
+// filter sees.
+//
+// # Gaps
+//
+// Landlock does not mediate everything; what neither it nor the filter can
+// restrict is declared in Describe (and by Run's fidelity) as a gap:
+//
+//   - fs-metadata: stat, access, chdir, readlink on ungranted paths
+//     succeed (a command can learn that ~/.ssh/id_rsa exists, not read
+//     it), and chmod, chown, utimes and extended attributes on files the
+//     user may change under DAC are not restricted — Landlock has no
+//     setattr hook (truncate is the only attribute it mediates). As root
+//     this includes chmod of root-owned system files (see Requirements).
+//     A seccomp filter cannot see paths, and denying chmod everywhere would
+//     break chmod +x in the workspace.
+//   - fs-new-files: masks exist for paths found when the command starts;
+//     a denied or protected path created while it runs is not masked
+//     until the next command re-derives. Protected ones are removed or
+//     restored by the guard when the command ends.
+//   - protect (default mode, see Protection): protected paths are
+//     restored after the command, not denied while it runs.
+//   - process-tree: without a PID namespace, a process that double-forks
+//     out of the command's tree (its parent exits first) survives the
+//     command (internal/procgroup's caveat); it keeps every restriction.
+//   - proc-info: /proc/self names the process that opens it, and the
+//     ruleset is applied before the command exists, so the command's own
+//     /proc/<pid> cannot be granted alone: /proc is granted read-only as a
+//     whole. Command lines, status and statistics of host processes and
+//     system-wide /proc files are readable; Landlock's ptrace scoping
+//     still denies environ, mem, maps, fd and the cwd, root and exe links
+//     of every process outside the sandbox.
+//
+// The probe's chmod-outside and denied-new-file conformance cases are
+// reported as these declared gaps.
+//
+// # Strict and best effort
+//
+// The rule: Run refuses a profile (*executor.UnenforceableError listing
+// the gaps) when any element of its fidelity report is looser than the
+// policy and neither mitigated (closed by the seccomp filter) nor
+// inherent. Inherent elements are the gaps Landlock has at every ABI and
+// in every configuration — the five above — plus the derivation's own
+// inherent elements (System trees not searched for bare-name denies);
+// they are declared in Describe and never refused. Everything else is
+// refused in strict mode: no Landlock at all; truncate below ABI 3; TCP
+// below ABI 4, UDP below ABI 10 and other socket families under network
+// none when seccomp is unavailable; pathname Unix sockets below ABI 9
+// when a grant names a socket or seccomp is unavailable; abstract Unix
+// sockets below ABI 6 unless socket(AF_UNIX) is denied; signals below
+// ABI 6; a bare-name or glob deny that cannot be searched (a trusted
+// policy reading /; the derivation's Unsearched); a protected-path guard
+// that cannot scan the writable trees (more than 1,000,000 entries).
+//
+// Config.BestEffort runs anyway; Describe then sets BestEffort and lists
+// every gap, and Info["unenforceable"] names the controls strict mode
+// would refuse for a coding-mode profile. Config.MaxABI reproduces an
+// older kernel's enforcement on a newer one.
+//
+// # Protection
+//
+// Landlock can only allow: rights granted on a directory reach everything
+// below it. Denying writes to .git/hooks while the workspace stays
+// writable therefore means taking creation, removal and rename rights away
+// from every directory above it — the root and .git — so that nothing
+// could be created at the root of a repository and git commit could not
+// write .git/index.lock. DESIGN §2.6 requires normal git use to keep
+// working, so by default the executor does not render the protect masks:
+// the guard (internal/protectguard) snapshots the protected paths before
+// each command and after it removes new ones (hooks, a cloned repository's
+// hooks and config), restores changed ones from its copy, and reports each
+// repair in Result.Violations; background processes are repaired when
+// they exit and before every later command. Read denies (denied_paths) are
+// always rendered by Landlock: a read cannot be undone.
+//
+// Config.KernelProtect renders the protect masks too: Landlock denies
+// writes to existing protected paths while the command runs, at the
+// stricter cost above (reported as "split" elements), and the guard still
+// handles protected paths created during the command.
+//
+// # Requirements
+//
+// Linux ≥ 5.13 built with CONFIG_SECURITY_LANDLOCK and with landlock in the
+// active LSM list; ABI 6 (Linux 6.12) for strict mode to accept a profile
+// (signals and abstract sockets); seccomp filters (CONFIG_SECCOMP_FILTER)
+// on amd64 or arm64 to close the network below ABI 10. Any user may run
+// it; as root, commands keep uid 0 but hold no capabilities, so they
+// cannot bypass file permissions, load modules or reboot, yet they still
+// own root's files (the fs-metadata gap lets them chmod them).
+//
+// Landlock has no mount namespace: /tmp stays the host's and is not
+// writable. Commands get a private directory instead (TempDir, removed by
+// Close); set TMPDIR to it in Request.Env.
+//
+// # Troubleshooting
+//
+//   - Describe shows landlock_abi 0 and Run refuses everything: the kernel
+//     lacks Landlock or it is not enabled. Check
+//     /sys/kernel/security/lsm; add landlock to the lsm= boot parameter
+//     (for example lsm=landlock,lockdown,yama,integrity,apparmor,bpf)
+//     and reboot.
+//   - git fails with "unknown error occurred while reading the
+//     configuration files": ~/.gitconfig exists but is not granted, and
+//     Landlock lets git see it (access succeeds) but not open it. Set
+//     GIT_CONFIG_GLOBAL=/dev/null (or a granted file) in Request.Env, or
+//     grant the file.
+//   - "Permission denied" creating a socket: below ABI 9 Unix sockets are
+//     denied unless a grant names one.
+//   - Files cannot be created directly in a directory that holds a denied
+//     path (a .env at the root): Landlock grants such a directory entry
+//     by entry (Describe's Info["stricter"] and the fidelity report say
+//     which).
+//
+// # Benchmark
+//
+// BenchmarkLandlockRunTrue compares `true` through a long-lived executor
+// with bare /bin/sh -c true and with executor.Local; the interleaved
+// sub-benchmark runs all three in every iteration and reports medians,
+// 95th percentiles and ratios:
+//
+//	go test -run '^$' -bench BenchmarkLandlockRunTrue -count 8 ./executor/landlock
+package landlock

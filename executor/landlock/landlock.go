@@ -1,0 +1,533 @@
+package landlock
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/internal/procgroup"
+	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// Backend is the executor's name in Capabilities and errors.
+const Backend = "landlock"
+
+// DefaultLaunchers is the number of launcher threads (one per distinct
+// ruleset) kept when Config.Launchers is 0.
+const DefaultLaunchers = 4
+
+// Config configures an Executor. The zero value is strict, protects with
+// the guard and uses the kernel's Landlock ABI.
+type Config struct {
+	// BestEffort runs commands even when the host cannot enforce the
+	// derived profile at least as strictly as the policy; Describe then
+	// lists what is not enforced. Without it, Run fails with
+	// *executor.UnenforceableError.
+	BestEffort bool
+	// KernelProtect has Landlock itself deny writes to the protected paths
+	// that exist when a command starts, by granting the directories
+	// above them entry by entry (policyderive.Landlock): protection then
+	// holds while the command runs, but nothing can be created, removed or
+	// renamed directly in those directories — the workspace root and
+	// .git among them — so git commit and most builds fail there. The
+	// default leaves existing protected paths writable and has the guard
+	// undo changes after the command (see the package documentation).
+	KernelProtect bool
+	// MaxABI caps the Landlock ABI used (0: the kernel's), to reproduce
+	// an older kernel's enforcement on a newer one.
+	MaxABI int
+	// Launchers is the number of launcher threads kept, one per distinct
+	// ruleset; 0 means DefaultLaunchers.
+	Launchers int
+	// WaitDelay bounds how long output is still read after the command
+	// exited and its process group was killed; 0 means one second.
+	WaitDelay time.Duration
+	// Logger receives debug records and warnings; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrInvalidConfig is wrapped by the errors of Config.Validate.
+var ErrInvalidConfig = errors.New("invalid landlock config")
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	checks := []struct {
+		bad   bool
+		field string
+		value any
+	}{
+		{c.MaxABI < 0, "MaxABI", c.MaxABI},
+		{c.Launchers < 0, "Launchers", c.Launchers},
+		{c.WaitDelay < 0, "WaitDelay", c.WaitDelay},
+	}
+	for _, ch := range checks {
+		if ch.bad {
+			return fmt.Errorf("%w: %s %v is negative", ErrInvalidConfig, ch.field, ch.value)
+		}
+	}
+	return nil
+}
+
+// Executor runs commands under Landlock, a seccomp filter and the
+// protected-path guard. Use New; an Executor is safe for concurrent use.
+// Close releases its launcher threads, caches and temporary directory.
+type Executor struct {
+	cfg       Config
+	log       *slog.Logger
+	feat      features
+	deriver   *policyderive.Deriver
+	tmp       string
+	launchers *launcherCache
+
+	gmu    sync.Mutex
+	guards map[string]*guardEntry
+	gtick  uint64
+
+	descOnce sync.Once
+	desc     executor.Capabilities
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+type guardEntry struct {
+	g    *protectguard.Guard
+	used uint64
+}
+
+var (
+	_ executor.Executor  = (*Executor)(nil)
+	_ executor.Starter   = (*Executor)(nil)
+	_ executor.Describer = (*Executor)(nil)
+)
+
+// New detects the host's Landlock ABI, errata and seccomp support and
+// returns an executor. It fails with *executor.UnavailableError only off
+// Linux; on a Linux kernel without Landlock it succeeds, and Run then
+// refuses every command in strict mode (see Describe).
+func New(cfg Config) (*Executor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !supported {
+		return nil, &executor.UnavailableError{Backend: Backend, Reason: fmt.Sprintf("Landlock is Linux-only (this is %s)", runtime.GOOS),
+			Fix: "use the seatbelt backend on macOS or the docker backend", Err: errors.ErrUnsupported}
+	}
+	log := cmp.Or(cfg.Logger, slog.Default())
+	tmp, err := os.MkdirTemp("", "cordon-landlock-")
+	if err != nil {
+		return nil, fmt.Errorf("landlock executor: private temporary directory: %w", err)
+	}
+	x := &Executor{
+		cfg:       cfg,
+		log:       log,
+		feat:      detect(),
+		deriver:   policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		tmp:       tmp,
+		launchers: newLauncherCache(cmp.Or(cfg.Launchers, DefaultLaunchers)),
+		guards:    map[string]*guardEntry{},
+		closed:    make(chan struct{}),
+	}
+	log.Debug("landlock executor", "abi", x.feat.abi, "errata", x.feat.errata, "seccomp", x.feat.seccomp, "tmp", tmp)
+	return x, nil
+}
+
+// ABI returns the Landlock ABI the executor enforces: the kernel's, capped
+// by Config.MaxABI (0: no Landlock).
+func (x *Executor) ABI() int {
+	if x.cfg.MaxABI > 0 {
+		return min(x.feat.abi, x.cfg.MaxABI)
+	}
+	return x.feat.abi
+}
+
+// TempDir returns the executor's private temporary directory, which every
+// command may read and write. Landlock has no mount namespace, so /tmp
+// stays the host's and is not writable; a caller that wants programs to
+// use this directory sets TMPDIR to it in Request.Env.
+func (x *Executor) TempDir() string { return x.tmp }
+
+// Close stops the launcher threads (running commands are unaffected),
+// releases the derivation cache and removes the temporary directory.
+func (x *Executor) Close() error {
+	var err error
+	x.closeOnce.Do(func() {
+		close(x.closed)
+		x.launchers.close()
+		err = errors.Join(x.deriver.Close(), os.RemoveAll(x.tmp))
+	})
+	return err
+}
+
+// run is one prepared command: its spec, guard and launcher.
+type run struct {
+	x     *Executor
+	spec  *procgroup.Spec
+	ref   *launcherRef
+	guard *protectguard.Guard
+	// notes are violations found before the command started and guard
+	// problems, for Result.Violations.
+	notes []string
+}
+
+// Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
+// profile derived from req.Policy, req.Root, req.Home and req.Grants.
+func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := procgroup.Run(ctx, r.spec)
+	x.launchers.release(r.ref)
+	vs := r.end(ctx)
+	if err != nil {
+		return nil, x.startError(err)
+	}
+	out := convert(res)
+	out.Violations = vs
+	return out, nil
+}
+
+// Start starts req.Command in the background under the same sandbox as
+// Run; stdout and stderr are merged. Request.Timeout is ignored and ctx
+// only governs the start. The protected-path guard repairs when the
+// process exits and before every later command.
+func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.Process, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r.spec.Timeout = 0
+	p, err := procgroup.Start(ctx, r.spec)
+	x.launchers.release(r.ref)
+	if err != nil {
+		r.end(ctx)
+		return nil, x.startError(err)
+	}
+	bp := &process{p: p, done: make(chan struct{})}
+	go func() {
+		<-p.Done()
+		bp.violations = r.end(ctx)
+		close(bp.done)
+	}()
+	return bp, nil
+}
+
+// prepare derives and assesses the profile, refuses it in strict mode
+// when it cannot be enforced, starts the guard and acquires the launcher.
+func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	select {
+	case <-x.closed:
+		return nil, fmt.Errorf("landlock executor: %w", launcher.ErrClosed)
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	if err != nil {
+		return nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
+	}
+	pl := assess(pr.WithTmpDir(x.tmp), x.feat, x.cfg)
+	if len(pl.blocking) > 0 {
+		if !x.cfg.BestEffort {
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
+		}
+		x.log.Debug("landlock: running in best effort despite gaps", "gaps", len(pl.blocking))
+	}
+	r := &run{x: x}
+	if g, err := x.guardFor(req, pl); err != nil {
+		return nil, err
+	} else if g != nil {
+		vs, err := g.Begin(ctx)
+		switch {
+		case err == nil:
+			r.guard = g
+			r.notes = protectguard.Strings(vs)
+		case !x.cfg.BestEffort:
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
+				Control: executor.ControlProtect,
+				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
+			}}}
+		default:
+			x.log.Warn("landlock: protected paths are not guarded for this command", "err", err)
+			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
+		}
+	}
+	key := pl.key()
+	ref, built, err := x.launchers.acquire(key, func() (*launcher.Launcher, error) { return newLauncher(pl, x.log) })
+	if err != nil {
+		r.end(ctx)
+		return nil, fmt.Errorf("landlock executor: starting the sandbox thread: %w", err)
+	}
+	if built {
+		x.log.Debug("landlock: new launcher", "key", key[:12], "rules", len(pl.ruleset.FS), "abi", pl.abi, "filter", fmt.Sprintf("%+v", pl.filter))
+	}
+	r.ref = ref
+	limit := req.OutputLimit
+	if limit == 0 {
+		limit = executor.DefaultOutputLimit
+	}
+	env := req.Env
+	if env == nil {
+		env = []string{}
+	}
+	r.spec = &procgroup.Spec{
+		Path:        executor.Shell,
+		Args:        []string{"sh", "-c", req.Command},
+		Env:         env,
+		Dir:         req.Dir,
+		Timeout:     req.Timeout,
+		OutputLimit: limit,
+		WaitDelay:   x.cfg.WaitDelay,
+		Launcher:    ref.l,
+	}
+	return r, nil
+}
+
+// end runs the guard's repair (even when ctx was cancelled) and returns
+// the violations for the Result.
+func (r *run) end(ctx context.Context) []string {
+	notes := r.notes
+	if r.guard == nil {
+		return notes
+	}
+	vs, err := r.guard.End(context.WithoutCancel(ctx))
+	notes = append(notes, protectguard.Strings(vs)...)
+	if err != nil {
+		r.x.log.Warn("landlock: protected-path repair failed", "err", err)
+		notes = append(notes, "protected-path repair failed: "+err.Error())
+	}
+	return notes
+}
+
+func validate(req *executor.Request) error {
+	switch {
+	case req == nil:
+		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
+	case req.Policy == nil:
+		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the landlock executor derives its sandbox from the policy"}
+	case req.Root == "":
+		return &executor.RequestError{Field: "Root", Value: "", Reason: "no workspace root"}
+	case req.Timeout < 0:
+		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
+	case req.OutputLimit < 0:
+		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
+	}
+	return nil
+}
+
+func (x *Executor) startError(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("landlock executor: %w", err)
+}
+
+// maxGuards bounds the guards kept (one per root, writable trees and
+// protect rules); guards with running commands are never dropped.
+const maxGuards = 16
+
+// guardFor returns the guard for the request's protect rules over the
+// plan's writable trees, or nil when there is nothing to guard.
+func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
+	patterns := req.Policy.Protect.Patterns()
+	if len(patterns) == 0 || len(pl.guardTrees) == 0 {
+		return nil, nil
+	}
+	key := strings.Join([]string{req.Root, req.Home, strings.Join(pl.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
+	x.gmu.Lock()
+	defer x.gmu.Unlock()
+	x.gtick++
+	if e := x.guards[key]; e != nil {
+		e.used = x.gtick
+		return e.g, nil
+	}
+	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	if err != nil {
+		return nil, fmt.Errorf("landlock executor: %w", err)
+	}
+	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: pl.guardTrees, Logger: x.cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("landlock executor: %w", err)
+	}
+	x.guards[key] = &guardEntry{g: g, used: x.gtick}
+	for len(x.guards) > maxGuards {
+		oldKey := ""
+		for k, e := range x.guards {
+			if k != key && e.g.Active() == 0 && (oldKey == "" || e.used < x.guards[oldKey].used) {
+				oldKey = k
+			}
+		}
+		if oldKey == "" {
+			break
+		}
+		delete(x.guards, oldKey)
+	}
+	return g, nil
+}
+
+// key identifies the launcher a plan needs: the ruleset's rights and
+// rules — each path with the inode it names now, so a path replaced since
+// gets a new ruleset — and the filter.
+func (pl *plan) key() string {
+	rs := pl.ruleset
+	h := sha256.New()
+	fmt.Fprintf(h, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v\n",
+		rs.ABI, rs.HandledFS, rs.HandledNet, rs.Scoped, pl.procRule, pl.filter.inet, pl.filter.unix, pl.filter.ioURing)
+	for _, r := range rs.FS {
+		dev, ino, ok := fileID(r.Path)
+		fmt.Fprintf(h, "%q %d %v %v %d %d %v\n", r.Path, r.Access, r.Dir, r.PerProcess, dev, ino, ok)
+	}
+	for _, n := range rs.Net {
+		fmt.Fprintf(h, "port %d %d\n", n.Port, n.Access)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// allControls are the controls this backend reports on.
+var allControls = []executor.Control{
+	executor.ControlFSRead, executor.ControlFSWrite, executor.ControlFSNewFiles, executor.ControlFSMetadata,
+	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
+	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
+}
+
+// Describe reports what the executor enforces on this host, assessed for
+// a coding-mode profile (network none) of a fresh workspace: the gaps Run
+// would declare, the Landlock ABI and errata, seccomp support, and the
+// stricter consequences.
+func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
+	x.descOnce.Do(func() { x.desc = x.describe() })
+	c := x.desc
+	c.Enforced = slices.Clone(c.Enforced)
+	c.Gaps = slices.Clone(c.Gaps)
+	info := make(map[string]string, len(c.Info))
+	for k, v := range c.Info {
+		info[k] = v
+	}
+	c.Info = info
+	return c
+}
+
+func (x *Executor) describe() executor.Capabilities {
+	caps := executor.Capabilities{
+		Backend:    Backend,
+		Sandboxed:  x.ABI() > 0,
+		Enforced:   []executor.Control{},
+		Gaps:       []executor.Gap{},
+		BestEffort: x.cfg.BestEffort,
+		Info: map[string]string{
+			"landlock_abi": strconv.Itoa(x.feat.abi),
+			"abi_used":     strconv.Itoa(x.ABI()),
+			"errata":       strconv.Itoa(x.feat.errata),
+			"seccomp":      strconv.FormatBool(x.feat.seccomp),
+			"arch":         x.feat.arch,
+			"tmpdir":       x.tmp,
+			"protect":      "guard: protected paths are restored after each command",
+			"capabilities": "every capability dropped, no_new_privs set",
+		},
+	}
+	if x.cfg.KernelProtect {
+		caps.Info["protect"] = "kernel: existing protected paths are denied by Landlock; new ones are removed after each command"
+	}
+	if !x.feat.seccomp {
+		caps.Info["seccomp"] = "false: " + x.feat.seccompWhy
+	}
+	if x.feat.abi == 0 {
+		caps.Info["troubleshooting"] = "Landlock is missing or disabled: it needs Linux ≥ 5.13 built with CONFIG_SECURITY_LANDLOCK and landlock in the lsm= boot parameter (for example lsm=landlock,lockdown,yama,integrity,apparmor,bpf)"
+	}
+	dir, err := os.MkdirTemp("", "cordon-landlock-describe-")
+	if err != nil {
+		caps.Info["error"] = "assessing a sample profile: " + err.Error()
+		return caps
+	}
+	defer os.RemoveAll(dir)
+	pr, err := policyderive.Derive(policy.Coding.Policy(), dir, "", dir, nil)
+	if err != nil {
+		caps.Info["error"] = "assessing a sample profile: " + err.Error()
+		return caps
+	}
+	pl := assess(pr.WithTmpDir(x.tmp), x.feat, x.cfg)
+	caps.Gaps = groupedGaps(pl.looser)
+	for i := range caps.Gaps {
+		if caps.Gaps[i].Control == executor.ControlFSNewFiles {
+			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command (protected ones are removed by the guard when it ends)"
+		}
+	}
+	for _, c := range allControls {
+		if _, ok := caps.Gap(c); !ok {
+			caps.Enforced = append(caps.Enforced, c)
+		}
+	}
+	if s := stricterNotes(pl.fidelity); s != "" {
+		caps.Info["stricter"] = s
+	}
+	if len(pl.blocking) > 0 {
+		var b []string
+		for _, g := range pl.blocking {
+			b = append(b, string(g.Control))
+		}
+		mode := "strict mode refuses to run: "
+		if x.cfg.BestEffort {
+			mode = "best effort runs without enforcing: "
+		}
+		caps.Info["unenforceable"] = mode + strings.Join(b, ", ")
+	}
+	return caps
+}
+
+func convert(r *procgroup.Result) *executor.Result {
+	return &executor.Result{
+		ExitCode:  r.ExitCode,
+		Signal:    r.Signal,
+		Stdout:    r.Stdout,
+		Stderr:    r.Stderr,
+		TimedOut:  r.TimedOut,
+		Truncated: r.Truncated,
+		Duration:  r.Duration,
+	}
+}
+
+// process is a background command; done closes after the guard's repair.
+type process struct {
+	p          *procgroup.Process
+	done       chan struct{}
+	violations []string
+}
+
+func (bp *process) ReadOutput() ([]byte, bool) { return bp.p.ReadOutput() }
+func (bp *process) Done() <-chan struct{}      { return bp.done }
+
+func (bp *process) Wait() *executor.Result {
+	<-bp.done
+	res := convert(bp.p.Wait())
+	res.Violations = bp.violations
+	return res
+}
+
+func (bp *process) Kill() error {
+	err := bp.p.Kill()
+	<-bp.done
+	return err
+}
+
+// Pid returns the process id of the background command's leader.
+func (bp *process) Pid() int { return bp.p.Pid() }

@@ -1,0 +1,428 @@
+//go:build linux
+
+package landlock_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/conformance"
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// gitEnv points git's global configuration at /dev/null in every case:
+// Landlock cannot hide the fixture's unreadable ~/.gitconfig (stat and
+// access(2) still succeed, open fails with EACCES), and git dies on a
+// global config it cannot read ("unknown error occurred while reading the
+// configuration files"). Workspaces set the same (see the package
+// documentation, Troubleshooting).
+var gitEnv = conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null")
+
+// TestConformance runs the whole shared suite against the default
+// configuration: every isolation case must be denied, or match a gap
+// Describe declares.
+func TestConformance(t *testing.T) {
+	conformance.Run(t, func(t *testing.T) executor.Executor { return newExecutor(t, landlock.Config{}) }, gitEnv)
+}
+
+// TestConformanceKernelProtect runs the protection cases with
+// KernelProtect, where Landlock itself denies writes to existing
+// protected paths (git-works is left out: that mode forbids new entries
+// at the repository's root, see Config.KernelProtect).
+func TestConformanceKernelProtect(t *testing.T) {
+	conformance.Run(t, func(t *testing.T) executor.Executor { return newExecutor(t, landlock.Config{KernelProtect: true}) }, gitEnv,
+		conformance.Select("protect-git", "protect-git-nested", "protect-rename-recreate", "protect-rename-roundtrip", "protect-new-repo"))
+}
+
+// ws is a workspace fixture: root, home and an outside directory, all
+// writable by the user running the test (root or uid 65534).
+type ws struct {
+	base, root, home, outside string
+}
+
+func newWS(t *testing.T) *ws {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, os.Chmod(base, 0o755))
+	w := &ws{base: base, root: filepath.Join(base, "root"), home: filepath.Join(base, "home"), outside: filepath.Join(base, "outside")}
+	for _, d := range []string{w.root, w.home, w.outside} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(w.outside, "canary.txt"), []byte("canary\n"), 0o644))
+	return w
+}
+
+func (w *ws) req(cmd string, p *policy.Policy) *executor.Request {
+	if p == nil {
+		p = policy.Coding.Policy()
+	}
+	return &executor.Request{
+		Command: cmd, Dir: w.root, Root: w.root, Home: w.home, Policy: p,
+		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + w.home}, Timeout: 30 * time.Second,
+	}
+}
+
+func run(t *testing.T, x executor.Executor, req *executor.Request) *executor.Result {
+	t.Helper()
+	res, err := x.Run(context.Background(), req)
+	require.NoError(t, err)
+	return res
+}
+
+// threadStatus maps each thread id of this process to its
+// /proc/self/task/TID/status fields.
+func threadStatus(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	tids, err := os.ReadDir("/proc/self/task")
+	require.NoError(t, err)
+	out := map[string]map[string]string{}
+	for _, d := range tids {
+		b, err := os.ReadFile(filepath.Join("/proc/self/task", d.Name(), "status"))
+		if err != nil {
+			continue // exited meanwhile
+		}
+		f := map[string]string{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok {
+				f[k] = strings.TrimSpace(v)
+			}
+		}
+		out[d.Name()] = f
+	}
+	return out
+}
+
+func restrictedThreads(t *testing.T) []string {
+	var out []string
+	for tid, f := range threadStatus(t) {
+		if f["Seccomp"] != "0" {
+			out = append(out, tid)
+		}
+	}
+	return out
+}
+
+// TestHostStaysUnrestricted: after commands ran under several profiles,
+// the test process itself is unrestricted — it reads and writes outside
+// every grant and uses the network from fresh threads — and only the
+// launcher threads carry the seccomp filter and no_new_privs; closing the
+// executor ends them.
+func TestHostStaysUnrestricted(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	self := threadStatus(t)[strconv.Itoa(unix.Gettid())]
+	hostNNP := self["NoNewPrivs"]
+	require.Equal(t, "0", self["Seccomp"], "the test process must start without a seccomp filter")
+
+	full := policy.Coding.Policy()
+	full.Network = policy.NetworkFull
+	for _, p := range []*policy.Policy{policy.Coding.Policy(), full, policy.Trusted.Policy()} {
+		res := run(t, x, w.req("cat "+filepath.Join(w.outside, "canary.txt")+" || true; echo done", p))
+		require.Equal(t, 0, res.ExitCode, "stderr %s", res.Stderr)
+	}
+	// The sandbox denied the outside read in coding mode.
+	res := run(t, x, w.req("cat "+filepath.Join(w.outside, "canary.txt"), nil))
+	require.NotEqual(t, 0, res.ExitCode)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // a thread of its own, never a launcher's
+			defer runtime.UnlockOSThread()
+			b, err := os.ReadFile("/proc/thread-self/status")
+			if err == nil && !strings.Contains(string(b), "Seccomp:\t0") {
+				err = errors.New("a host thread carries a seccomp filter")
+			}
+			if err == nil {
+				_, err = os.ReadFile(filepath.Join(w.outside, "canary.txt"))
+			}
+			if err == nil {
+				err = os.WriteFile(filepath.Join(w.outside, "host.txt"), []byte("host"), 0o644)
+			}
+			if err == nil {
+				var ln net.Listener
+				if ln, err = net.Listen("tcp", "127.0.0.1:0"); err == nil {
+					var c net.Conn
+					if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
+						c.Close()
+					}
+					ln.Close()
+				}
+			}
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+
+	// The process-wide launcher (executor.Local's) sets no_new_privs on
+	// its own thread, and nothing else.
+	dl, err := launcher.Default()
+	require.NoError(t, err)
+	restricted := 0
+	for tid, f := range threadStatus(t) {
+		if tid == strconv.Itoa(dl.TID()) {
+			assert.Equal(t, "0", f["Seccomp"])
+			continue
+		}
+		if f["Seccomp"] == "0" {
+			assert.Equal(t, hostNNP, f["NoNewPrivs"], "thread %s: no_new_privs changed outside the launchers", tid)
+			continue
+		}
+		restricted++
+		assert.Equal(t, "1", f["NoNewPrivs"], "launcher thread %s", tid)
+		assert.Equal(t, "0000000000000000", f["CapEff"], "launcher thread %s", tid)
+	}
+	assert.Positive(t, restricted, "the launcher threads carry the filter")
+	assert.LessOrEqual(t, restricted, landlock.DefaultLaunchers)
+
+	require.NoError(t, x.Close())
+	assert.Eventually(t, func() bool { return len(restrictedThreads(t)) == 0 }, 5*time.Second, 20*time.Millisecond,
+		"closing the executor ends its launcher threads")
+}
+
+// TestLauncherCache: distinct rulesets beyond Config.Launchers evict the
+// least recently used launcher, whose thread then ends.
+func TestLauncherCache(t *testing.T) {
+	x := newExecutor(t, landlock.Config{Launchers: 2})
+	w := newWS(t)
+	for i := range 5 {
+		dir := filepath.Join(w.base, "grant"+strconv.Itoa(i))
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		p := policy.Coding.Policy()
+		p.PathRules = []policy.PathRule{{Pattern: dir, Action: policy.Allow, Ops: []policy.Op{policy.Read, policy.Write}}}
+		res := run(t, x, w.req("echo ok > "+filepath.Join(dir, "f"), p))
+		require.Equal(t, 0, res.ExitCode, "stderr %s", res.Stderr)
+	}
+	assert.Eventually(t, func() bool { return len(restrictedThreads(t)) <= 2 }, 5*time.Second, 20*time.Millisecond)
+}
+
+// TestStrictRefusesOldABI pretends older kernels on this one (MaxABI):
+// strict mode refuses with the missing controls named; best effort runs
+// and declares them.
+func TestStrictRefusesOldABI(t *testing.T) {
+	w := newWS(t)
+	cases := []struct {
+		abi  int
+		want []executor.Control
+	}{
+		{abi: 1, want: []executor.Control{executor.ControlFSWrite, executor.ControlSignal}},
+		{abi: 3, want: []executor.Control{executor.ControlSignal}},
+		{abi: 5, want: []executor.Control{executor.ControlSignal}},
+	}
+	for _, tc := range cases {
+		t.Run("abi"+strconv.Itoa(tc.abi), func(t *testing.T) {
+			x := newExecutor(t, landlock.Config{MaxABI: tc.abi})
+			if x.ABI() < tc.abi {
+				t.Skipf("the kernel has Landlock ABI %d", x.ABI())
+			}
+			_, err := x.Run(context.Background(), w.req("true", nil))
+			var unenf *executor.UnenforceableError
+			require.ErrorAs(t, err, &unenf)
+			var got []executor.Control
+			for _, g := range unenf.Gaps {
+				got = append(got, g.Control)
+			}
+			assert.ElementsMatch(t, tc.want, uniq(got))
+
+			bx := newExecutor(t, landlock.Config{MaxABI: tc.abi, BestEffort: true})
+			res := run(t, bx, w.req("echo ran", nil))
+			assert.Equal(t, "ran\n", string(res.Stdout))
+			caps := bx.Describe(context.Background())
+			assert.True(t, caps.BestEffort)
+			for _, c := range tc.want {
+				_, ok := caps.Gap(c)
+				assert.True(t, ok, "best effort declares %s", c)
+			}
+		})
+	}
+}
+
+func uniq(cs []executor.Control) []executor.Control {
+	var out []executor.Control
+	for _, c := range cs {
+		if !containsControl(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func containsControl(cs []executor.Control, c executor.Control) bool {
+	for _, x := range cs {
+		if x == c {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSeccomp checks the filter on the kernel with the helper binary:
+// under network none every socket family but AF_UNIX fails, and below ABI
+// 9 AF_UNIX too, while socketpair works; io_uring is denied. The twin runs
+// the same helper through executor.Local.
+func TestSeccomp(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	if !strings.HasPrefix(x.Describe(context.Background()).Info["seccomp"], "true") {
+		t.Skip("seccomp filters are unavailable: " + x.Describe(context.Background()).Info["seccomp"])
+	}
+	w := newWS(t)
+	dir, helper := helperBinary(t)
+	unixDenied := x.ABI() < 9
+	cases := []struct {
+		name    string
+		args    string
+		network policy.Network
+		denied  bool
+		errno   string
+	}{
+		{"tcp", "socket 2 1", policy.NetworkNone, true, "EACCES"},
+		{"udp6", "socket 10 2", policy.NetworkNone, true, "EACCES"},
+		{"mptcp", "socket 2 1 262", policy.NetworkNone, true, "EACCES"},
+		{"netlink", "socket 16 3", policy.NetworkNone, true, "EACCES"},
+		{"unix", "socket 1 1", policy.NetworkNone, unixDenied, "EACCES"},
+		{"socketpair", "socketpair", policy.NetworkNone, false, ""},
+		{"io_uring", "io_uring", policy.NetworkNone, true, "EPERM"},
+		{"tcp full", "socket 2 1", policy.NetworkFull, false, ""},
+		{"unix full", "socket 1 1", policy.NetworkFull, unixDenied, "EACCES"},
+		{"io_uring full", "io_uring", policy.NetworkFull, true, "EPERM"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := policy.Coding.Policy()
+			p.System = append(policy.DefaultSystem(), dir)
+			p.Network = tc.network
+			req := w.req(helper+" "+tc.args, p)
+			req.Env = append(req.Env, helperEnv+"=1")
+			twin := strings.TrimSpace(string(run(t, executor.NewLocal(), req).Stdout))
+			got := strings.TrimSpace(string(run(t, x, req).Stdout))
+			if !tc.denied {
+				assert.Equal(t, twin, got)
+				return
+			}
+			if twin != "ok" {
+				t.Skipf("the host itself refuses it: %s", twin)
+			}
+			assert.Equal(t, tc.errno, got)
+		})
+	}
+}
+
+// TestProtectGuard: a hook planted by a command, by a background process
+// before a later command, and at a background process's exit is removed
+// and reported in Result.Violations.
+func TestProtectGuard(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	hooks := filepath.Join(w.root, ".git", "hooks")
+	require.NoError(t, os.MkdirAll(hooks, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(w.root, ".git", "config"), []byte("[core]\n"), 0o644))
+	hook := filepath.Join(hooks, "pre-commit")
+
+	res := run(t, x, w.req("printf 'evil' > .git/hooks/pre-commit && echo planted", nil))
+	require.Equal(t, "planted\n", string(res.Stdout), "the guard lets the write happen and undoes it")
+	assert.NoFileExists(t, hook)
+	require.Len(t, res.Violations, 1)
+	assert.Contains(t, res.Violations[0], hook)
+
+	// A background process plants after it started and keeps running.
+	p, err := x.Start(context.Background(), w.req("printf 'evil' > .git/hooks/pre-commit; printf '[evil]' >> .git/config; sleep 30", nil))
+	require.NoError(t, err)
+	defer p.Kill()
+	require.Eventually(t, func() bool { _, err := os.Stat(hook); return err == nil }, 10*time.Second, 10*time.Millisecond)
+	time.Sleep(50 * time.Millisecond) // let the config append land too
+	res = run(t, x, w.req("true", nil))
+	assert.Len(t, res.Violations, 2, "repaired before the later command: %v", res.Violations)
+	assert.NoFileExists(t, hook)
+	b, err := os.ReadFile(filepath.Join(w.root, ".git", "config"))
+	require.NoError(t, err)
+	assert.Equal(t, "[core]\n", string(b))
+
+	// Another one plants and exits: repaired at its exit.
+	p2, err := x.Start(context.Background(), w.req("printf 'evil' > .git/hooks/post-checkout", nil))
+	require.NoError(t, err)
+	res = p2.Wait()
+	assert.Len(t, res.Violations, 1, "%v", res.Violations)
+	assert.NoFileExists(t, filepath.Join(hooks, "post-checkout"))
+	require.NoError(t, p.Kill())
+}
+
+// TestTempDir: the private temporary directory is writable; the host's
+// /tmp is not.
+func TestTempDir(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	req := w.req(`echo ok > "$TMPDIR/f" && cat "$TMPDIR/f" && ! echo x > /tmp/cordon-landlock-test-$$`, nil)
+	req.Env = append(req.Env, "TMPDIR="+x.TempDir())
+	res := run(t, x, req)
+	assert.Equal(t, 0, res.ExitCode, "stderr %s", res.Stderr)
+	assert.Equal(t, "ok\n", string(res.Stdout))
+}
+
+// TestRequestErrors: malformed requests are typed errors.
+func TestRequestErrors(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	for name, mutate := range map[string]func(*executor.Request){
+		"no policy":        func(r *executor.Request) { r.Policy = nil },
+		"no root":          func(r *executor.Request) { r.Root = "" },
+		"negative timeout": func(r *executor.Request) { r.Timeout = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			req := w.req("true", nil)
+			mutate(req)
+			_, err := x.Run(context.Background(), req)
+			assert.ErrorIs(t, err, executor.ErrInvalidRequest)
+		})
+	}
+	_, err := x.Run(context.Background(), nil)
+	assert.ErrorIs(t, err, executor.ErrInvalidRequest)
+	_, err = landlock.New(landlock.Config{MaxABI: -1})
+	assert.ErrorIs(t, err, landlock.ErrInvalidConfig)
+}
+
+// TestDescribe: the declared gaps are the inherent ones on a kernel with
+// ABI ≥ 6 and seccomp, and Info names the ABI.
+func TestDescribe(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	caps := x.Describe(context.Background())
+	assert.Equal(t, "landlock", caps.Backend)
+	assert.True(t, caps.Sandboxed)
+	assert.Equal(t, strconv.Itoa(x.ABI()), caps.Info["abi_used"])
+	for _, c := range []executor.Control{executor.ControlFSMetadata, executor.ControlFSNewFiles, executor.ControlProtect, executor.ControlProcessTree, executor.ControlProcInfo} {
+		_, ok := caps.Gap(c)
+		assert.True(t, ok, "gap %s declared", c)
+	}
+	if x.ABI() >= 6 && strings.HasPrefix(caps.Info["seccomp"], "true") {
+		for _, c := range []executor.Control{executor.ControlFSRead, executor.ControlFSWrite, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix, executor.ControlNetAbstract, executor.ControlSignal} {
+			assert.Contains(t, caps.Enforced, c)
+		}
+		assert.Empty(t, caps.Info["unenforceable"])
+	}
+	kp := newExecutor(t, landlock.Config{KernelProtect: true}).Describe(context.Background())
+	_, ok := kp.Gap(executor.ControlProtect)
+	assert.False(t, ok, "KernelProtect enforces protection of existing paths")
+}

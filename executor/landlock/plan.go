@@ -1,0 +1,298 @@
+package landlock
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// features are the host's sandboxing facilities, detected once by New.
+type features struct {
+	// abi is the kernel's Landlock ABI (0: none, or disabled at boot).
+	abi int
+	// errata is the kernel's Landlock errata bit set (-1: unknown).
+	errata int
+	// seccomp is set when seccomp filters can be installed and this
+	// package knows the architecture's system call numbers.
+	seccomp bool
+	// seccompWhy says why seccomp is unavailable.
+	seccompWhy string
+	// arch is GOARCH.
+	arch string
+}
+
+// filterSpec says what the seccomp filter denies. The zero value installs
+// no filter.
+type filterSpec struct {
+	// inet denies socket(2) for every family but AF_UNIX (network none).
+	inet bool
+	// unix denies socket(2) for AF_UNIX (pathname Unix sockets cannot be
+	// restricted by Landlock below ABI 9); socketpair(2) stays allowed.
+	unix bool
+	// ioURing denies io_uring_setup, io_uring_enter and
+	// io_uring_register: io_uring performs socket operations without
+	// the system calls a filter sees.
+	ioURing bool
+}
+
+func (f filterSpec) empty() bool { return !f.inet && !f.unix && !f.ioURing }
+
+// plan is what Run enforces for one derived profile: the Landlock layer,
+// the seccomp filter, whether /proc is granted, the trees the guard
+// watches, and every gap. It is pure data, computed by assess without
+// system calls beyond stat.
+type plan struct {
+	abi      int
+	ruleset  *policyderive.LandlockRuleset
+	filter   filterSpec
+	procRule bool
+	// fidelity is ruleset.Fidelity with this backend's mitigations and
+	// additions.
+	fidelity *policyderive.Fidelity
+	// gaps are every looser element not mitigated, inherent ones
+	// included; blocking the ones strict mode refuses. looser holds the
+	// elements of gaps.
+	gaps, blocking []executor.Gap
+	looser         []policyderive.Element
+	// guardTrees are the writable directory grants, watched by the
+	// protected-path guard.
+	guardTrees []string
+}
+
+// Subjects of the renderer's elements this backend mitigates (see
+// policyderive.Landlock).
+const (
+	subjTCP      = "network tcp"
+	subjUDP      = "network udp"
+	subjOther    = "network other sockets"
+	subjUnix     = "unix sockets"
+	subjAbstract = "abstract unix sockets"
+)
+
+// assess renders pr for the host and decides what closes each gap.
+func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
+	abi := f.abi
+	if cfg.MaxABI > 0 {
+		abi = min(abi, cfg.MaxABI)
+	}
+	if !cfg.KernelProtect {
+		pr = withoutProtectMasks(pr)
+	}
+	rs := policyderive.Landlock(pr, abi)
+	fid := rs.Fidelity
+	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid}
+	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
+
+	if rs.ABI == 0 {
+		for _, c := range []string{policyderive.ControlFSWrite, policyderive.ControlProtect, policyderive.ControlSignal, policyderive.ControlNetAbstract} {
+			subject := "landlock " + c
+			if c == policyderive.ControlNetAbstract {
+				subject = subjAbstract // closed by denying socket(AF_UNIX)
+			}
+			add(policyderive.Element{Class: policyderive.Looser, Subject: subject, Control: c,
+				Detail: "not restricted: there is no Landlock", Reason: "the kernel does not support Landlock (or it is disabled)",
+				Remedy: "use Linux ≥ 5.13 with landlock in the lsm= boot parameter, another backend, or opt into best effort"})
+		}
+		if pr.Network != policy.NetworkFull {
+			add(policyderive.Element{Class: policyderive.Looser, Subject: subjTCP, Control: policyderive.ControlNetTCP,
+				Detail: "TCP is not restricted", Reason: "there is no Landlock",
+				Remedy: "a seccomp filter denying socket(2) for families other than AF_UNIX"})
+			add(policyderive.Element{Class: policyderive.Looser, Subject: subjUDP, Control: policyderive.ControlNetUDP,
+				Detail: "UDP is not restricted", Reason: "there is no Landlock",
+				Remedy: "a seccomp filter denying socket(2) for families other than AF_UNIX"})
+			add(policyderive.Element{Class: policyderive.Looser, Subject: subjOther, Control: policyderive.ControlNetTCP,
+				Detail: "no socket is restricted", Reason: "there is no Landlock",
+				Remedy: "a seccomp filter denying socket(2) for families other than AF_UNIX"})
+		}
+		add(policyderive.Element{Class: policyderive.Looser, Subject: subjUnix, Control: policyderive.ControlNetUnix,
+			Detail: "connecting to pathname Unix sockets anywhere is not restricted", Reason: "there is no Landlock",
+			Remedy: "a seccomp filter denying socket(AF_UNIX)"})
+	}
+
+	// /proc/self names the process that opens it, and the ruleset is
+	// applied on the launcher thread before any command exists, so the
+	// command's own /proc/<pid> cannot be granted alone.
+	if pp := rs.PerProcessRules(); len(pp) > 0 && rs.ABI > 0 {
+		pl.procRule = true
+		for i := range fid.Elements {
+			for _, r := range pp {
+				if e := &fid.Elements[i]; e.Subject == "read "+r.Path && strings.Contains(e.Detail, "PerProcessRules") {
+					e.Detail = "granted as part of /proc, which is readable as a whole (see proc)"
+				}
+			}
+		}
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "proc", Control: string(executor.ControlProcInfo), Inherent: true,
+			Detail: "/proc is readable as a whole, not only /proc/self: the command lines, status and statistics of every process on the host, and system-wide /proc files, can be read",
+			Reason: "Landlock rules name inodes and the ruleset is applied before the command exists, so its own /proc/<pid> cannot be granted alone; Landlock's ptrace scoping still denies environ, mem, maps, fd and the cwd/root/exe links of processes outside the sandbox",
+			Remedy: "use the bwrap backend (its own PID namespace and /proc)"})
+	}
+
+	// The seccomp filter closes what Landlock cannot at this ABI.
+	socketGrant := namesSocket(pr)
+	if f.seccomp {
+		pl.filter.ioURing = true
+		if pr.Network != policy.NetworkFull {
+			pl.filter.inet = true
+			how := "seccomp filter: socket(2) is denied for every family but AF_UNIX"
+			fid.Mitigate(subjTCP, how)
+			fid.Mitigate(subjUDP, how)
+			fid.Mitigate(subjOther, how)
+		}
+		if rs.ABI < 9 && !socketGrant {
+			pl.filter.unix = true
+			how := "seccomp filter: socket(AF_UNIX) is denied"
+			fid.Mitigate(subjUnix, how)
+			fid.Mitigate(subjAbstract, how)
+			add(policyderive.Element{Class: policyderive.Stricter, Subject: "unix socket creation", Control: policyderive.ControlNetUnix,
+				Detail: "programs cannot create Unix sockets at all, even inside the workspace (socketpair(2) still works)",
+				Reason: fmt.Sprintf("Landlock restricts connecting to pathname Unix sockets from ABI 9 (this is ABI %d) and seccomp cannot see connect's path, so socket(AF_UNIX) is denied", rs.ABI)})
+		}
+	}
+	// An unrestricted pathname Unix socket is a gap of this kernel, not of
+	// Landlock: ABI 9 closes it, so strict mode refuses it.
+	for i := range fid.Elements {
+		if e := &fid.Elements[i]; e.Subject == subjUnix && e.Class == policyderive.Looser && e.Mitigated == "" {
+			e.Inherent = false
+			if socketGrant {
+				e.Reason += "; a grant names a socket, so socket(AF_UNIX) cannot be denied either"
+			} else if !f.seccomp {
+				e.Reason += "; no seccomp filter: " + f.seccompWhy
+			}
+		}
+	}
+	if !f.seccomp && rs.ABI > 0 {
+		for i := range fid.Elements {
+			if e := &fid.Elements[i]; e.Class == policyderive.Looser && e.Mitigated == "" && (e.Subject == subjUDP || e.Subject == subjOther || e.Subject == subjTCP) {
+				e.Reason += "; no seccomp filter: " + f.seccompWhy
+			}
+		}
+	}
+
+	if !cfg.KernelProtect {
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "protected paths", Control: policyderive.ControlProtect, Inherent: true,
+			Detail: "writes to protected paths (.git/hooks, .git/config, ...) are not denied while the command runs: after it (and before every later command while a background process runs) they are undone — new ones removed, changed ones restored — and reported as violations; a host program running git in the workspace meanwhile can execute a planted hook or config",
+			Reason: "Landlock cannot deny writes below a writable directory without taking creation rights away from every directory above it, which would break git commit and every build at the root (DESIGN §2.6); Config.KernelProtect chooses that split instead",
+			Remedy: "set Config.KernelProtect, or use the bwrap backend (read-only mounts)"})
+	}
+	add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
+		Detail: "a process that double-forks out of the command's tree (its parent exits first) survives the command and keeps the sandbox's restrictions",
+		Reason: "there is no PID namespace: the kill on timeout finds the command's descendants by their parents, and the protected-path guard stops counting the process",
+		Remedy: "use the bwrap or docker backend"})
+
+	pl.looser = fid.Looser()
+	for _, e := range pl.looser {
+		pl.gaps = append(pl.gaps, gapOf(e))
+	}
+	for _, e := range fid.Blocking() {
+		pl.blocking = append(pl.blocking, gapOf(e))
+	}
+	for _, a := range pr.Write {
+		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
+			pl.guardTrees = append(pl.guardTrees, a.Path)
+		}
+	}
+	return pl
+}
+
+func gapOf(e policyderive.Element) executor.Gap {
+	reason := e.Subject + ": " + e.Detail
+	if e.Reason != "" {
+		reason += " (" + e.Reason + ")"
+	}
+	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
+}
+
+// groupedGaps returns one gap per control, elements with the same reason
+// merged into one sentence (every protect pattern's "created while the
+// command runs" element, for instance).
+func groupedGaps(els []policyderive.Element) []executor.Gap {
+	type group struct {
+		control string
+		els     []policyderive.Element
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, e := range els {
+		k := e.Control + "\x00" + e.Reason
+		if byKey[k] == nil {
+			byKey[k] = &group{control: e.Control}
+			groups = append(groups, byKey[k])
+		}
+		byKey[k].els = append(byKey[k].els, e)
+	}
+	var out []executor.Gap
+	index := map[string]int{}
+	for _, g := range groups {
+		reason := gapOf(g.els[0]).Reason
+		if len(g.els) > 1 {
+			var subjects []string
+			for _, e := range g.els {
+				subjects = append(subjects, e.Subject)
+			}
+			detail := g.els[0].Detail
+			if e := g.els[0]; e.Rule != "" {
+				detail = strings.Replace(detail, strings.TrimPrefix(e.Subject, e.Rule+" "), "them", 1)
+			}
+			reason = strings.Join(subjects, ", ") + ": " + detail
+			if g.els[0].Reason != "" {
+				reason += " (" + g.els[0].Reason + ")"
+			}
+		}
+		if i, ok := index[g.control]; ok {
+			out[i].Reason += "; " + reason
+			continue
+		}
+		index[g.control] = len(out)
+		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
+	}
+	return out
+}
+
+// withoutProtectMasks returns pr without the read-only masks and
+// placeholders of protect rules: the guard enforces those (see
+// Config.KernelProtect).
+func withoutProtectMasks(pr *policyderive.Profile) *policyderive.Profile {
+	drop := func(m policyderive.Mask) bool { return m.Reason == "protected" && m.Kind == policyderive.ReadOnly }
+	if !slices.ContainsFunc(pr.Masks, drop) {
+		return pr
+	}
+	q := *pr
+	q.Masks = slices.DeleteFunc(slices.Clone(pr.Masks), drop)
+	return &q
+}
+
+// namesSocket reports whether a grant of the profile is a Unix socket.
+func namesSocket(pr *policyderive.Profile) bool {
+	var paths []string
+	for _, l := range [][]policyderive.Access{pr.Read, pr.Write} {
+		for _, a := range l {
+			if a.Exists && !a.Dir && a.Special == policyderive.SpecialNone {
+				paths = append(paths, a.Path)
+			}
+		}
+	}
+	for _, g := range pr.Grants {
+		paths = append(paths, g.Path)
+	}
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stricterNotes returns the stricter elements, one line each.
+func stricterNotes(f *policyderive.Fidelity) string {
+	var out []string
+	for _, e := range f.Stricter() {
+		out = append(out, e.Subject+": "+e.Detail)
+	}
+	return strings.Join(out, "; ")
+}

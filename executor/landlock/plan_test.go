@@ -1,0 +1,173 @@
+package landlock
+
+import (
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// profile derives a coding-mode profile (network as given) of a fresh
+// workspace; with socket set, a Unix socket in the root is granted.
+func profile(t *testing.T, network policy.Network, socket bool) *policyderive.Profile {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	p := policy.Coding.Policy()
+	p.Network = network
+	var grants []policy.Grant
+	if socket {
+		sock := filepath.Join(root, "agent.sock")
+		ln, err := net.Listen("unix", sock)
+		require.NoError(t, err)
+		t.Cleanup(func() { ln.Close() })
+		grants = append(grants, policy.Grant{Path: sock, Op: policy.Write})
+	}
+	pr, err := policyderive.Derive(p, root, "", root, grants)
+	require.NoError(t, err)
+	return pr.WithTmpDir(filepath.Join(root, ".tmp"))
+}
+
+func controls(gs []executor.Gap) []executor.Control {
+	var out []executor.Control
+	for _, g := range gs {
+		if !slices.Contains(out, g.Control) {
+			out = append(out, g.Control)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func ctl(cs ...executor.Control) []executor.Control {
+	slices.Sort(cs)
+	return cs
+}
+
+const (
+	fsRead   = executor.ControlFSRead
+	fsWrite  = executor.ControlFSWrite
+	protect  = executor.ControlProtect
+	tcp      = executor.ControlNetTCP
+	udp      = executor.ControlNetUDP
+	unixSock = executor.ControlNetUnix
+	abstract = executor.ControlNetAbstract
+	signal   = executor.ControlSignal
+)
+
+// TestABIDowngrade is the downgrade logic as data: for each pretended ABI,
+// with and without seccomp, under network none and full, which gaps make
+// strict mode refuse, and what the seccomp filter denies. The inherent
+// gaps are declared in every case and never refuse.
+func TestABIDowngrade(t *testing.T) {
+	cases := []struct {
+		name    string
+		abi     int
+		seccomp bool
+		network policy.Network
+		socket  bool
+		refuse  []executor.Control
+		filter  filterSpec
+	}{
+		{"no landlock", 0, true, policy.NetworkNone, false, ctl(fsRead, fsWrite, protect, signal), filterSpec{inet: true, unix: true, ioURing: true}},
+		{"no landlock, no seccomp", 0, false, policy.NetworkNone, false, ctl(fsRead, fsWrite, protect, signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 1", 1, true, policy.NetworkNone, false, ctl(fsWrite, signal), filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 2", 2, true, policy.NetworkNone, false, ctl(fsWrite, signal), filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 3", 3, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 4", 4, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 5", 5, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 6", 6, true, policy.NetworkNone, false, nil, filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 7", 7, true, policy.NetworkNone, false, nil, filterSpec{inet: true, unix: true, ioURing: true}},
+		{"abi 9", 9, true, policy.NetworkNone, false, nil, filterSpec{inet: true, ioURing: true}},
+		{"abi 10", 10, true, policy.NetworkNone, false, nil, filterSpec{inet: true, ioURing: true}},
+		{"abi 1 no seccomp", 1, false, policy.NetworkNone, false, ctl(fsWrite, signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 3 no seccomp", 3, false, policy.NetworkNone, false, ctl(signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 4 no seccomp", 4, false, policy.NetworkNone, false, ctl(signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 6 no seccomp", 6, false, policy.NetworkNone, false, ctl(tcp, udp, unixSock), filterSpec{}},
+		{"abi 9 no seccomp", 9, false, policy.NetworkNone, false, ctl(tcp, udp), filterSpec{}},
+		{"abi 10 no seccomp", 10, false, policy.NetworkNone, false, ctl(tcp), filterSpec{}},
+		{"abi 3 full", 3, true, policy.NetworkFull, false, ctl(signal), filterSpec{unix: true, ioURing: true}},
+		{"abi 7 full", 7, true, policy.NetworkFull, false, nil, filterSpec{unix: true, ioURing: true}},
+		{"abi 7 full no seccomp", 7, false, policy.NetworkFull, false, ctl(unixSock), filterSpec{}},
+		{"abi 9 full", 9, true, policy.NetworkFull, false, nil, filterSpec{ioURing: true}},
+		{"abi 7 socket grant", 7, true, policy.NetworkNone, true, ctl(unixSock), filterSpec{inet: true, ioURing: true}},
+		{"abi 5 socket grant", 5, true, policy.NetworkNone, true, ctl(unixSock, abstract, signal), filterSpec{inet: true, ioURing: true}},
+		{"abi 9 socket grant", 9, true, policy.NetworkNone, true, nil, filterSpec{inet: true, ioURing: true}},
+	}
+	inherent := []executor.Control{executor.ControlFSMetadata, executor.ControlFSNewFiles, executor.ControlProcessTree}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pr := profile(t, tc.network, tc.socket)
+			f := features{abi: tc.abi, seccomp: tc.seccomp, seccompWhy: "pretended", arch: "amd64"}
+			pl := assess(pr, f, Config{})
+			assert.Equal(t, tc.refuse, controls(pl.blocking), "blocking gaps: %v", pl.blocking)
+			assert.Equal(t, tc.filter, pl.filter)
+			gaps := controls(pl.gaps)
+			for _, c := range tc.refuse {
+				assert.Contains(t, gaps, c)
+			}
+			assert.Contains(t, gaps, protect, "the guard's window is declared")
+			if tc.abi > 0 {
+				for _, c := range inherent {
+					assert.Contains(t, gaps, c)
+				}
+				assert.Contains(t, gaps, executor.ControlProcInfo)
+				assert.True(t, pl.procRule)
+			}
+			for _, g := range pl.blocking {
+				assert.Contains(t, pl.gaps, g, "a refusing gap is a declared gap")
+			}
+		})
+	}
+}
+
+// TestMaxABI: Config.MaxABI caps the kernel's ABI; it never raises it.
+func TestMaxABI(t *testing.T) {
+	pr := profile(t, policy.NetworkNone, false)
+	assert.Equal(t, 3, assess(pr, features{abi: 7, seccomp: true}, Config{MaxABI: 3}).abi)
+	assert.Equal(t, 5, assess(pr, features{abi: 5, seccomp: true}, Config{MaxABI: 9}).abi)
+}
+
+// TestKernelProtect: by default protect masks are dropped (the guard
+// undoes changes); with KernelProtect they are rendered and protection
+// is no gap.
+func TestKernelProtect(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	mkRepo(t, root)
+	pr, err := policyderive.Derive(policy.Coding.Policy(), root, "", root, nil)
+	require.NoError(t, err)
+	f := features{abi: 7, seccomp: true}
+
+	guard := assess(pr, f, Config{})
+	for _, r := range guard.ruleset.FS {
+		if r.Path == root {
+			assert.NotZero(t, r.Access&ll.AccessFSMakeReg, "the root keeps make_reg: it is granted whole")
+		}
+	}
+	assert.Contains(t, controls(guard.gaps), protect)
+
+	kernel := assess(pr, f, Config{KernelProtect: true})
+	assert.NotContains(t, controls(kernel.gaps), protect)
+	for _, r := range kernel.ruleset.FS {
+		if r.Path == root {
+			assert.Zero(t, r.Access&ll.AccessFSMakeReg, "the root is split: no new entries directly in it")
+		}
+	}
+	assert.Equal(t, []string{root}, guard.guardTrees)
+}
+
+func mkRepo(t *testing.T, dir string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"), 0o644))
+}

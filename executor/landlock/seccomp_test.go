@@ -1,0 +1,128 @@
+package landlock
+
+import (
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// call is one system call as the filter sees it (struct seccomp_data).
+type call struct {
+	arch uint32
+	nr   uint32
+	arg0 uint64
+}
+
+// runBPF interprets the subset of classic BPF the filter uses, like the
+// kernel's seccomp checker would: unknown instructions, loads out of
+// bounds and running off the end are errors.
+func runBPF(prog []insn, c call) (uint32, error) {
+	var data [dataSize]byte
+	binary.LittleEndian.PutUint32(data[offNr:], c.nr)
+	binary.LittleEndian.PutUint32(data[offArch:], c.arch)
+	binary.LittleEndian.PutUint64(data[offArg0:], c.arg0)
+	var a uint32
+	for pc := 0; pc < len(prog); pc++ {
+		in := prog[pc]
+		switch in.code {
+		case bpfLdWAbs:
+			if in.k%4 != 0 || in.k+4 > dataSize {
+				return 0, fmt.Errorf("pc %d: load out of bounds at %d", pc, in.k)
+			}
+			a = binary.LittleEndian.Uint32(data[in.k:])
+		case bpfJeqK, bpfJgeK:
+			ok := a == in.k
+			if in.code == bpfJgeK {
+				ok = a >= in.k
+			}
+			if ok {
+				pc += int(in.jt)
+			} else {
+				pc += int(in.jf)
+			}
+		case bpfRetK:
+			return in.k, nil
+		default:
+			return 0, fmt.Errorf("pc %d: unknown instruction %#x", pc, in.code)
+		}
+	}
+	return 0, fmt.Errorf("ran off the end of the program")
+}
+
+// TestSeccompFilter runs the filter for every architecture and spec
+// against a table of system calls.
+func TestSeccompFilter(t *testing.T) {
+	const (
+		allow     = retAllow
+		eacces    = retErrno | errEACCES
+		eperm     = retErrno | errEPERM
+		enosys    = retErrno | errENOSYS
+		afINET    = 2
+		afINET6   = 10
+		afNETLINK = 16
+		afVSOCK   = 40
+	)
+	specs := map[string]filterSpec{
+		"none":      {inet: true, unix: true, ioURing: true},
+		"none abi9": {inet: true, ioURing: true},
+		"full":      {unix: true, ioURing: true},
+		"full abi9": {ioURing: true},
+	}
+	for arch, ai := range archs {
+		for name, spec := range specs {
+			t.Run(arch+" "+name, func(t *testing.T) {
+				prog, err := buildFilter(spec, arch)
+				require.NoError(t, err)
+				require.NotEmpty(t, prog)
+				socket := func(fam uint64) call { return call{arch: ai.audit, nr: ai.socket, arg0: fam} }
+				want := func(deny bool) uint32 {
+					if deny {
+						return eacces
+					}
+					return allow
+				}
+				cases := []struct {
+					what string
+					c    call
+					want uint32
+				}{
+					{"read", call{arch: ai.audit, nr: 0}, allow},
+					{"socketpair-like: another call", call{arch: ai.audit, nr: ai.socket + 1, arg0: afINET}, allow},
+					{"io_uring_setup", call{arch: ai.audit, nr: ai.ioURingSetup}, eperm},
+					{"io_uring_enter", call{arch: ai.audit, nr: ai.ioURingEnter}, eperm},
+					{"io_uring_register", call{arch: ai.audit, nr: ai.ioURingRegister}, eperm},
+					{"foreign architecture", call{arch: 0x40000003, nr: ai.socket, arg0: afUnix}, enosys},
+					{"AF_UNIX", socket(afUnix), want(spec.unix)},
+					{"AF_UNIX with high bits set", socket(1<<32 | afUnix), want(spec.unix)},
+					{"AF_INET", socket(afINET), want(spec.inet)},
+					{"AF_INET6", socket(afINET6), want(spec.inet)},
+					{"AF_NETLINK", socket(afNETLINK), want(spec.inet)},
+					{"AF_VSOCK", socket(afVSOCK), want(spec.inet)},
+				}
+				if ai.x32 {
+					cases = append(cases, struct {
+						what string
+						c    call
+						want uint32
+					}{"x32 socket", call{arch: ai.audit, nr: x32SyscallBit | ai.socket, arg0: afINET}, enosys})
+				}
+				for _, tc := range cases {
+					got, err := runBPF(prog, tc.c)
+					require.NoError(t, err, tc.what)
+					assert.Equal(t, tc.want, got, "%s: got %#x want %#x", tc.what, got, tc.want)
+				}
+			})
+		}
+	}
+}
+
+func TestSeccompFilterEmpty(t *testing.T) {
+	prog, err := buildFilter(filterSpec{}, "amd64")
+	require.NoError(t, err)
+	assert.Nil(t, prog, "nothing to deny: no filter")
+	_, err = buildFilter(filterSpec{ioURing: true}, "mips")
+	assert.Error(t, err)
+}

@@ -1,0 +1,75 @@
+// Package protectguard keeps protected paths (DESIGN §2.6: .git/hooks,
+// .git/config, .gitmodules, shell profiles, editor settings, at any depth)
+// from surviving a sandboxed command that created or changed them. It is
+// the after-the-fact half of protection that every mask-based backend
+// (landlock, bwrap, docker) shares: masks stop writes to protected paths
+// that exist when a command starts; the guard undoes what masks cannot
+// see — protected paths created while the command runs (a repository
+// cloned or initialised deeper inside the workspace), and, where a backend
+// does not mask them at all, changes to existing ones (DESIGN §4).
+//
+// # How it works
+//
+// A Guard watches a set of trees (the command's writable grants) for the
+// policy's protect rules. Begin, called before a command starts, walks the
+// trees and records the state of every protected path: its type, mode,
+// owner, link target, and for files a SHA-256 of the content plus a copy
+// of it (up to Options.MaxFileSize per file and Options.MaxCopyBytes in
+// all). End, called after the command has exited, walks again and
+// repairs every difference:
+//
+//   - a protected path that is new (a hook file, a whole new hooks
+//     directory, a new .git/config) is removed, subtree included;
+//   - a protected file whose content, mode or owner changed is restored
+//     from the copy (written to a temporary name and renamed over, so a
+//     hard link the command made to it keeps the command's version, not
+//     the restored one); a changed directory mode is restored;
+//   - a protected path that was removed, renamed away or replaced (by a
+//     symbolic link, a file or a directory) is recreated from the copy;
+//     a directory in the way above it — say .git replaced by a symbolic
+//     link — is removed and recreated as an empty directory.
+//
+// Each repair is reported as a Violation; executors put them in
+// executor.Result.Violations. A file for which no copy was kept (larger
+// than the limits) cannot be restored: it is removed instead, and the
+// violation says so.
+//
+// The guard runs in the host process, unsandboxed, on paths a sandboxed
+// command controls, so it never follows a symbolic link: walks use lstat
+// and directory entry types, and repairs walk from the tree's root one
+// component at a time with openat(O_NOFOLLOW) and act with unlinkat,
+// mkdirat, renameat and fchmodat relative to the opened parent. A command
+// cannot point a repair at a file outside the tree.
+//
+// # Background processes and concurrent commands
+//
+// A Guard counts the commands it is guarding (Begin increments, End
+// decrements). Begin takes a fresh baseline only when none is running,
+// so changes the user makes between commands are accepted; while a
+// command or a background process is still running, Begin instead
+// compares with the existing baseline and repairs, so what a background
+// process planted is undone before every later command, and End repairs
+// again when each one exits. Changes the user makes to protected paths
+// while a sandboxed command is running are therefore reverted too.
+//
+// # What remains
+//
+// The repair runs when a command (or a background process) ends and
+// before the next one starts; in between, a planted hook or config exists
+// on disk. A host program that runs git in the workspace during that
+// window (an editor's background git status) can execute it. Backends
+// declare this window as a gap. A process that escaped the command's
+// process tree (a double fork) is no longer counted, so its later changes
+// are accepted into the next baseline; backends declare that gap too.
+//
+// # Cost
+//
+// Walks visit only directories where a protect rule may match below
+// (bare-name rules such as .bashrc may match anywhere, so in practice the
+// whole writable tree). Directory listings are cached by inode and
+// change time, and hashes by inode, size, modification and change time;
+// an entry changed in the last second is always read again, so a change
+// within one tick of the file system's coarse clock is never missed. A
+// walk is bounded by Options.MaxEntries; a tree beyond it makes Begin
+// fail with *LimitError, since a partial baseline would be unsound.
+package protectguard

@@ -1,0 +1,240 @@
+package protectguard
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxEntries   = 1_000_000
+	DefaultMaxFileSize  = 1 << 20
+	DefaultMaxCopyBytes = 32 << 20
+)
+
+// Options configure a Guard.
+type Options struct {
+	// Checker supplies the protect rules (the effective rules whose
+	// Source is "protect[i]") and classifies paths against the root.
+	Checker *policy.Checker
+	// Trees are the absolute, resolved directories to watch: the
+	// command's writable grants. Nested trees are merged; trees that do
+	// not exist are skipped.
+	Trees []string
+	// MaxEntries bounds one walk over all trees (directory entries
+	// examined); 0 means DefaultMaxEntries.
+	MaxEntries int
+	// MaxFileSize is the largest protected file copied for restoration;
+	// 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// MaxCopyBytes bounds the bytes copied in all; 0 means
+	// DefaultMaxCopyBytes.
+	MaxCopyBytes int64
+	// Logger receives debug records; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// ErrLimit is wrapped by *LimitError.
+var ErrLimit = errors.New("protected-path scan limit exceeded")
+
+// LimitError reports a walk that exceeded Options.MaxEntries. It unwraps
+// to ErrLimit.
+type LimitError struct {
+	Trees []string
+	Limit int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v: more than %d entries under %s", ErrLimit, e.Limit, strings.Join(e.Trees, ", "))
+}
+
+// Unwrap returns ErrLimit.
+func (e *LimitError) Unwrap() error { return ErrLimit }
+
+// Violation is one protected path a command created, changed or removed,
+// and what the guard did about it.
+type Violation struct {
+	// Path is the absolute path.
+	Path string `json:"path"`
+	// Rule is the protect rule that covers it: `protect[0] "**/.git/hooks"`.
+	Rule string `json:"rule"`
+	// Change is "created", "modified", "mode changed", "owner changed",
+	// "replaced" or "removed".
+	Change string `json:"change"`
+	// Action is what the guard did: "removed", "restored", "recreated",
+	// or "failed: ..." when the repair failed.
+	Action string `json:"action"`
+}
+
+// String formats the violation on one line.
+func (v Violation) String() string {
+	return fmt.Sprintf("%s: %s %s by a sandboxed command: %s", v.Rule, v.Path, v.Change, v.Action)
+}
+
+// Strings formats violations for executor.Result.Violations.
+func Strings(vs []Violation) []string {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = v.String()
+	}
+	return out
+}
+
+// Guard watches the protected paths of a set of trees across commands.
+// It is safe for concurrent use; its walks and repairs are serialised.
+type Guard struct {
+	opts  Options
+	log   *slog.Logger
+	rules []policy.Rule
+	trees []string
+
+	mu     sync.Mutex
+	active int
+	base   *state
+	cache  *cache
+}
+
+// New returns a Guard for the protect rules of opts.Checker over
+// opts.Trees. A Guard with no protect rules or no trees does nothing.
+func New(opts Options) (*Guard, error) {
+	if opts.Checker == nil {
+		return nil, errors.New("protectguard: no checker")
+	}
+	opts.MaxEntries = cmp.Or(opts.MaxEntries, DefaultMaxEntries)
+	opts.MaxFileSize = cmp.Or(opts.MaxFileSize, DefaultMaxFileSize)
+	opts.MaxCopyBytes = cmp.Or(opts.MaxCopyBytes, DefaultMaxCopyBytes)
+	g := &Guard{opts: opts, log: cmp.Or(opts.Logger, slog.Default()), cache: newCache()}
+	for _, r := range opts.Checker.Rules() {
+		if strings.HasPrefix(r.Source, "protect[") && !r.Pattern.Never() {
+			g.rules = append(g.rules, r)
+		}
+	}
+	for _, t := range opts.Trees {
+		if !filepath.IsAbs(t) {
+			return nil, fmt.Errorf("protectguard: tree %q is not absolute", t)
+		}
+		g.trees = append(g.trees, filepath.Clean(t))
+	}
+	g.trees = mergeTrees(g.trees)
+	if len(g.rules) == 0 {
+		g.trees = nil
+	}
+	return g, nil
+}
+
+// Trees returns the merged trees the guard watches (none when there are
+// no protect rules).
+func (g *Guard) Trees() []string { return slices.Clone(g.trees) }
+
+// Begin is called before a command starts. When no guarded command is
+// running it records a fresh baseline; otherwise it repairs what changed
+// since the baseline (a background process's doing) and returns those
+// violations. On success the command counts as running until End. On
+// error (a *LimitError, an unreadable tree) it does not: do not call End.
+func (g *Guard) Begin(ctx context.Context) ([]Violation, error) {
+	if len(g.trees) == 0 {
+		return nil, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var vs []Violation
+	if g.active == 0 || g.base == nil {
+		st, err := g.scan(ctx)
+		if err != nil {
+			return nil, err
+		}
+		g.base = st
+	} else {
+		var err error
+		if vs, err = g.repair(ctx); err != nil {
+			return vs, err
+		}
+	}
+	g.active++
+	return vs, nil
+}
+
+// End is called after a command (or a background process) has exited,
+// once per successful Begin: it walks the trees again and repairs every
+// protected path created, changed or removed since the baseline.
+func (g *Guard) End(ctx context.Context) ([]Violation, error) {
+	if len(g.trees) == 0 {
+		return nil, nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.active > 0 {
+		g.active--
+	}
+	if g.base == nil {
+		return nil, nil
+	}
+	return g.repair(ctx)
+}
+
+// Active returns the number of guarded commands still running.
+func (g *Guard) Active() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.active
+}
+
+// protectedBy returns the first protect rule matching abs.
+func (g *Guard) protectedBy(abs string) (policy.Rule, bool) {
+	rel, inside := g.opts.Checker.Inside(abs)
+	for _, r := range g.rules {
+		if r.Pattern.Match(abs, rel, inside) {
+			return r, true
+		}
+	}
+	return policy.Rule{}, false
+}
+
+// mayMatchBelow reports whether a protect rule can match at or below dir.
+func (g *Guard) mayMatchBelow(dir string) bool {
+	rel, inside := g.opts.Checker.Inside(dir)
+	for _, r := range g.rules {
+		if r.Pattern.MayMatchBelow(dir, rel, inside) {
+			return true
+		}
+	}
+	return false
+}
+
+func ruleName(r policy.Rule) string {
+	return fmt.Sprintf("%s %q", r.Source, r.Pattern.String())
+}
+
+// mergeTrees sorts trees and drops those inside another.
+func mergeTrees(trees []string) []string {
+	slices.Sort(trees)
+	trees = slices.Compact(trees)
+	var out []string
+	for _, t := range trees {
+		if len(out) > 0 && within(t, out[len(out)-1]) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// within reports whether p is dir or lies below it (both clean, absolute).
+func within(p, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return p == dir || (strings.HasPrefix(p, dir) && p[len(dir)] == '/')
+}

@@ -1,0 +1,25 @@
+//go:build !unix
+
+package protectguard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+)
+
+type state struct{}
+
+type cache struct{}
+
+func newCache() *cache { return &cache{} }
+
+func (g *Guard) scan(ctx context.Context) (*state, error) {
+	return nil, fmt.Errorf("protectguard: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
+}
+
+func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
+	_, err := g.scan(ctx)
+	return nil, err
+}

@@ -1,0 +1,386 @@
+//go:build unix
+
+package protectguard_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// world is a workspace root with a repository, a nested repository, an
+// outside directory and a guard over the root.
+type world struct {
+	t       *testing.T
+	base    string
+	root    string
+	outside string
+	g       *protectguard.Guard
+}
+
+const (
+	configText = "[core]\n\trepositoryformatversion = 0\n"
+	sampleText = "#!/bin/sh\nexit 0\n"
+)
+
+func newWorld(t *testing.T, opts ...func(*protectguard.Options)) *world {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	w := &world{t: t, base: base, root: filepath.Join(base, "root"), outside: filepath.Join(base, "outside")}
+	w.write("outside/secret.txt", "outside\n", 0o644)
+	w.repo("root")
+	w.repo("root/a/b/c/d/e")
+	w.write("root/src/main.go", "package main\n", 0o644)
+	w.write("root/.vscode/settings.json", "{}\n", 0o644)
+	c, err := policy.NewChecker(policy.Coding.Policy(), w.root, filepath.Join(base, "home"))
+	require.NoError(t, err)
+	o := protectguard.Options{Checker: c, Trees: []string{w.root}}
+	for _, f := range opts {
+		f(&o)
+	}
+	w.g, err = protectguard.New(o)
+	require.NoError(t, err)
+	return w
+}
+
+func (w *world) path(rel string) string { return filepath.Join(w.base, rel) }
+
+func (w *world) write(rel, content string, mode os.FileMode) {
+	w.t.Helper()
+	p := w.path(rel)
+	require.NoError(w.t, os.MkdirAll(filepath.Dir(p), 0o755))
+	require.NoError(w.t, os.WriteFile(p, []byte(content), mode))
+	require.NoError(w.t, os.Chmod(p, mode))
+}
+
+func (w *world) repo(rel string) {
+	w.write(rel+"/.git/HEAD", "ref: refs/heads/main\n", 0o644)
+	w.write(rel+"/.git/config", configText, 0o644)
+	w.write(rel+"/.git/hooks/pre-commit.sample", sampleText, 0o755)
+	w.write(rel+"/.git/hooks/post-update.sample", sampleText, 0o755)
+}
+
+func (w *world) read(rel string) string {
+	w.t.Helper()
+	b, err := os.ReadFile(w.path(rel))
+	require.NoError(w.t, err)
+	return string(b)
+}
+
+func (w *world) absent(rel string) {
+	w.t.Helper()
+	_, err := os.Lstat(w.path(rel))
+	assert.ErrorIs(w.t, err, os.ErrNotExist, "%s should not exist", rel)
+}
+
+// command runs mutate between Begin and End, like a sandboxed command.
+func (w *world) command(mutate func()) []protectguard.Violation {
+	w.t.Helper()
+	ctx := context.Background()
+	vs, err := w.g.Begin(ctx)
+	require.NoError(w.t, err)
+	require.Empty(w.t, vs)
+	mutate()
+	vs, err = w.g.End(ctx)
+	require.NoError(w.t, err)
+	return vs
+}
+
+func paths(vs []protectguard.Violation) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.Path)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func noFailures(t *testing.T, vs []protectguard.Violation) {
+	t.Helper()
+	for _, v := range vs {
+		assert.False(t, strings.HasPrefix(v.Action, "failed"), "violation %s", v)
+	}
+}
+
+func TestGuardRepairs(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(w *world)
+		// check runs after End; want lists the violation paths (relative
+		// to the world's base).
+		check func(w *world)
+		want  []string
+	}{
+		{
+			name:   "new hook is removed",
+			mutate: func(w *world) { w.write("root/.git/hooks/pre-commit", "#!/bin/sh\nevil\n", 0o755) },
+			check:  func(w *world) { w.absent("root/.git/hooks/pre-commit") },
+			want:   []string{"root/.git/hooks/pre-commit"},
+		},
+		{
+			name:   "overwritten sample is restored",
+			mutate: func(w *world) { w.write("root/.git/hooks/pre-commit.sample", "evil\n", 0o755) },
+			check:  func(w *world) { assert.Equal(w.t, sampleText, w.read("root/.git/hooks/pre-commit.sample")) },
+			want:   []string{"root/.git/hooks/pre-commit.sample"},
+		},
+		{
+			name: "appended config is restored",
+			mutate: func(w *world) {
+				f, err := os.OpenFile(w.path("root/.git/config"), os.O_APPEND|os.O_WRONLY, 0)
+				require.NoError(w.t, err)
+				_, _ = f.WriteString("[core]\n\tfsmonitor = evil\n")
+				require.NoError(w.t, f.Close())
+			},
+			check: func(w *world) { assert.Equal(w.t, configText, w.read("root/.git/config")) },
+			want:  []string{"root/.git/config"},
+		},
+		{
+			name:   "nested repository config is restored",
+			mutate: func(w *world) { w.write("root/a/b/c/d/e/.git/config", "evil\n", 0o644) },
+			check:  func(w *world) { assert.Equal(w.t, configText, w.read("root/a/b/c/d/e/.git/config")) },
+			want:   []string{"root/a/b/c/d/e/.git/config"},
+		},
+		{
+			name: "new repository's hooks and config are removed",
+			mutate: func(w *world) {
+				w.write("root/x/y/.git/hooks/pre-commit", "evil\n", 0o755)
+				w.write("root/x/y/.git/config", "evil\n", 0o644)
+				w.write("root/x/y/.git/HEAD", "ref: refs/heads/main\n", 0o644)
+			},
+			check: func(w *world) {
+				w.absent("root/x/y/.git/hooks")
+				w.absent("root/x/y/.git/config")
+				assert.Equal(w.t, "ref: refs/heads/main\n", w.read("root/x/y/.git/HEAD"), "unprotected files stay")
+			},
+			want: []string{"root/x/y/.git/config", "root/x/y/.git/hooks"},
+		},
+		{
+			name:   "deleted sample is recreated",
+			mutate: func(w *world) { require.NoError(w.t, os.Remove(w.path("root/.git/hooks/post-update.sample"))) },
+			check: func(w *world) {
+				assert.Equal(w.t, sampleText, w.read("root/.git/hooks/post-update.sample"))
+				fi, err := os.Stat(w.path("root/.git/hooks/post-update.sample"))
+				require.NoError(w.t, err)
+				assert.Equal(w.t, os.FileMode(0o755), fi.Mode().Perm())
+			},
+			want: []string{"root/.git/hooks/post-update.sample"},
+		},
+		{
+			name:   "chmod of a protected file is undone",
+			mutate: func(w *world) { require.NoError(w.t, os.Chmod(w.path("root/.git/config"), 0o777)) },
+			check: func(w *world) {
+				fi, err := os.Stat(w.path("root/.git/config"))
+				require.NoError(w.t, err)
+				assert.Equal(w.t, os.FileMode(0o644), fi.Mode().Perm())
+			},
+			want: []string{"root/.git/config"},
+		},
+		{
+			name: "config replaced by a link to an outside file: the outside file is untouched",
+			mutate: func(w *world) {
+				require.NoError(w.t, os.Remove(w.path("root/.git/config")))
+				require.NoError(w.t, os.Symlink(w.path("outside/secret.txt"), w.path("root/.git/config")))
+			},
+			check: func(w *world) {
+				assert.Equal(w.t, configText, w.read("root/.git/config"))
+				fi, err := os.Lstat(w.path("root/.git/config"))
+				require.NoError(w.t, err)
+				assert.True(w.t, fi.Mode().IsRegular())
+				assert.Equal(w.t, "outside\n", w.read("outside/secret.txt"))
+			},
+			want: []string{"root/.git/config"},
+		},
+		{
+			name: ".git replaced by a link to a planted repository",
+			mutate: func(w *world) {
+				w.write("outside/evil/hooks/pre-commit", "evil\n", 0o755)
+				w.write("outside/evil/config", "evil\n", 0o644)
+				require.NoError(w.t, os.Rename(w.path("root/.git"), w.path("root/.git-away")))
+				require.NoError(w.t, os.Symlink(w.path("outside/evil"), w.path("root/.git")))
+			},
+			check: func(w *world) {
+				fi, err := os.Lstat(w.path("root/.git"))
+				require.NoError(w.t, err)
+				assert.True(w.t, fi.IsDir(), ".git is a real directory again")
+				assert.Equal(w.t, configText, w.read("root/.git/config"))
+				w.absent("root/.git/hooks/pre-commit")
+				assert.Equal(w.t, "evil\n", w.read("outside/evil/config"), "the link's target is never written")
+				assert.Equal(w.t, "evil\n", w.read("outside/evil/hooks/pre-commit"))
+			},
+			want: []string{"root/.git/config", "root/.git/hooks"},
+		},
+		{
+			name: "rename away, plant, rename back",
+			mutate: func(w *world) {
+				require.NoError(w.t, os.Rename(w.path("root/.git"), w.path("root/.git-away")))
+				w.write("root/.git-away/hooks/pre-commit", "evil\n", 0o755)
+				w.write("root/.git-away/config", "evil\n", 0o644)
+				require.NoError(w.t, os.Rename(w.path("root/.git-away"), w.path("root/.git")))
+			},
+			check: func(w *world) {
+				w.absent("root/.git/hooks/pre-commit")
+				assert.Equal(w.t, configText, w.read("root/.git/config"))
+			},
+			want: []string{"root/.git/config", "root/.git/hooks/pre-commit"},
+		},
+		{
+			name: "hooks directory made read-only with a hook inside",
+			mutate: func(w *world) {
+				w.write("root/.git/hooks/pre-commit", "evil\n", 0o755)
+				require.NoError(w.t, os.Chmod(w.path("root/.git/hooks"), 0o555))
+			},
+			check: func(w *world) {
+				w.absent("root/.git/hooks/pre-commit")
+				fi, err := os.Stat(w.path("root/.git/hooks"))
+				require.NoError(w.t, err)
+				assert.Equal(w.t, os.FileMode(0o755), fi.Mode().Perm())
+			},
+			want: []string{"root/.git/hooks", "root/.git/hooks/pre-commit"},
+		},
+		{
+			name:   "bare-name protected file at depth",
+			mutate: func(w *world) { w.write("root/src/deep/.envrc", "evil\n", 0o644) },
+			check:  func(w *world) { w.absent("root/src/deep/.envrc") },
+			want:   []string{"root/src/deep/.envrc"},
+		},
+		{
+			name:   "protected directory content",
+			mutate: func(w *world) { w.write("root/.vscode/tasks.json", "evil\n", 0o644) },
+			check: func(w *world) {
+				w.absent("root/.vscode/tasks.json")
+				assert.Equal(w.t, "{}\n", w.read("root/.vscode/settings.json"))
+			},
+			want: []string{"root/.vscode/tasks.json"},
+		},
+		{
+			name: "unprotected changes stay",
+			mutate: func(w *world) {
+				w.write("root/src/main.go", "package changed\n", 0o644)
+				w.write("root/.git/HEAD", "ref: refs/heads/other\n", 0o644)
+				w.write("root/.git/objects/ab/cdef", "object\n", 0o444)
+			},
+			check: func(w *world) {
+				assert.Equal(w.t, "package changed\n", w.read("root/src/main.go"))
+				assert.Equal(w.t, "ref: refs/heads/other\n", w.read("root/.git/HEAD"))
+			},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			vs := w.command(func() { tc.mutate(w) })
+			noFailures(t, vs)
+			var want []string
+			for _, p := range tc.want {
+				want = append(want, w.path(p))
+			}
+			slices.Sort(want)
+			assert.Equal(t, want, paths(vs), "violations %v", vs)
+			tc.check(w)
+			// A second command that changes nothing reports nothing.
+			assert.Empty(t, w.command(func() {}))
+		})
+	}
+}
+
+func TestGuardAcceptsChangesBetweenCommands(t *testing.T) {
+	w := newWorld(t)
+	require.Empty(t, w.command(func() {}))
+	// The user edits the config between commands: that is the new baseline.
+	w.write("root/.git/config", configText+"[user]\n\tname = me\n", 0o644)
+	require.Empty(t, w.command(func() {}))
+	assert.Equal(t, configText+"[user]\n\tname = me\n", w.read("root/.git/config"))
+}
+
+func TestGuardBackgroundProcess(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	// A background process starts, and plants a hook while it runs.
+	_, err := w.g.Begin(ctx)
+	require.NoError(t, err)
+	w.write("root/.git/hooks/pre-commit", "evil\n", 0o755)
+	// A later command starts: the guard repairs before it runs.
+	vs, err := w.g.Begin(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{w.path("root/.git/hooks/pre-commit")}, paths(vs))
+	w.absent("root/.git/hooks/pre-commit")
+	vs, err = w.g.End(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, vs)
+	// The background process plants again and exits: repaired at its exit.
+	w.write("root/.git/config", "evil\n", 0o644)
+	vs, err = w.g.End(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{w.path("root/.git/config")}, paths(vs))
+	assert.Equal(t, configText, w.read("root/.git/config"))
+	assert.Equal(t, 0, w.g.Active())
+}
+
+func TestGuardHardLink(t *testing.T) {
+	// A hard link made during one command and written in a later one:
+	// the config is restored by renaming a fresh file over it, so the
+	// link keeps the command's content and the config does not.
+	w := newWorld(t)
+	require.Empty(t, w.command(func() {
+		require.NoError(t, os.Link(w.path("root/.git/config"), w.path("root/cfg")))
+	}))
+	vs := w.command(func() { w.write("root/cfg", "evil\n", 0o644) })
+	assert.Equal(t, []string{w.path("root/.git/config")}, paths(vs))
+	assert.Equal(t, configText, w.read("root/.git/config"))
+	assert.Equal(t, "evil\n", w.read("root/cfg"))
+}
+
+func TestGuardLargeFileIsRemoved(t *testing.T) {
+	w := newWorld(t, func(o *protectguard.Options) { o.MaxFileSize = 8 })
+	vs := w.command(func() { w.write("root/.git/config", "evil\n", 0o644) })
+	require.Len(t, vs, 1)
+	assert.Contains(t, vs[0].Action, "removed")
+	w.absent("root/.git/config")
+}
+
+func TestGuardLimit(t *testing.T) {
+	w := newWorld(t, func(o *protectguard.Options) { o.MaxEntries = 5 })
+	_, err := w.g.Begin(context.Background())
+	var lerr *protectguard.LimitError
+	require.ErrorAs(t, err, &lerr)
+	assert.True(t, errors.Is(err, protectguard.ErrLimit))
+	assert.Equal(t, 0, w.g.Active())
+}
+
+func TestGuardNoRules(t *testing.T) {
+	base := t.TempDir()
+	p := policy.Coding.Policy()
+	p.Protect = policy.Protect{Disabled: true}
+	c, err := policy.NewChecker(p, base, "")
+	require.NoError(t, err)
+	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: []string{base}})
+	require.NoError(t, err)
+	assert.Empty(t, g.Trees())
+	require.NoError(t, os.MkdirAll(filepath.Join(base, ".git", "hooks"), 0o755))
+	vs, err := g.Begin(context.Background())
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(base, ".git", "hooks", "pre-commit"), nil, 0o755))
+	vs, err = g.End(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, vs)
+}
+
+func TestMergedTrees(t *testing.T) {
+	base := t.TempDir()
+	c, err := policy.NewChecker(policy.Coding.Policy(), base, "")
+	require.NoError(t, err)
+	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: []string{base + "/a/b", base + "/a", base + "/ab", base + "/a/"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{base + "/a", base + "/ab"}, g.Trees())
+}

@@ -1,0 +1,410 @@
+//go:build unix
+
+package protectguard
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// repair walks the trees again and undoes every difference from the
+// baseline. The baseline stays as it was.
+func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
+	cur, err := g.scan(ctx)
+	if err != nil {
+		return nil, err
+	}
+	vs := g.apply(g.base, cur)
+	for _, v := range vs {
+		g.log.Debug("protectguard: repaired", "path", v.Path, "rule", v.Rule, "change", v.Change, "action", v.Action)
+	}
+	return vs, nil
+}
+
+// apply makes the trees match base again, given their current state.
+func (g *Guard) apply(base, cur *state) []Violation {
+	var vs []Violation
+	add := func(path, rule, change string, err error, action string) {
+		if err != nil {
+			action = "failed: " + err.Error()
+		}
+		vs = append(vs, Violation{Path: path, Rule: rule, Change: change, Action: action})
+	}
+
+	// Removals: what is new, or of another type than it was, goes with
+	// its subtree.
+	curPaths := sortedKeys(cur.entries)
+	gone := map[string]bool{} // removed by this repair
+	var removedTops []string
+	for _, p := range curPaths {
+		if underAny(p, removedTops) {
+			gone[p] = true
+			continue
+		}
+		c, b := cur.entries[p], base.entries[p]
+		change := ""
+		switch {
+		case b == nil:
+			change = "created"
+		case b.kind != c.kind:
+			change = "replaced"
+		case c.kind == kindSymlink && c.target != b.target:
+			change = "replaced"
+		case c.kind == kindOther:
+			change = "replaced"
+		}
+		if change == "" {
+			continue
+		}
+		err := removePath(c.tree, p)
+		gone[p] = true
+		removedTops = append(removedTops, p)
+		if change == "created" {
+			what := c.kind.String()
+			if c.kind == kindDir {
+				n := 0
+				for _, q := range curPaths {
+					if q != p && within(q, p) {
+						n++
+					}
+				}
+				what = fmt.Sprintf("directory with %d entries", n)
+			}
+			add(p, c.rule, "created ("+what+")", err, "removed")
+			continue
+		}
+		if b.kind == kindFile && !b.kept {
+			add(p, c.rule, change, err, "removed (no copy was kept to restore it)")
+			continue
+		}
+		if err != nil {
+			add(p, c.rule, change, err, "")
+		}
+		// Restored below; the violation is reported there.
+	}
+
+	// Restorations, shallowest first: what is missing is recreated, what
+	// changed is rewritten.
+	var restoredTops []string
+	for _, p := range sortedKeys(base.entries) {
+		b := base.entries[p]
+		c := cur.entries[p]
+		if gone[p] {
+			c = nil
+		}
+		if c == nil {
+			if b.kind == kindOther || (b.kind == kindFile && !b.kept) {
+				if cur.entries[p] == nil && !underAny(p, restoredTops) {
+					add(p, b.rule, "removed", errors.New("cannot recreate a "+b.kind.String()+" without a copy"), "")
+				}
+				continue
+			}
+			err := g.create(p, b)
+			if underAny(p, restoredTops) {
+				if err != nil {
+					add(p, b.rule, "removed", err, "")
+				}
+				continue
+			}
+			restoredTops = append(restoredTops, p)
+			change := "removed"
+			if cur.entries[p] != nil {
+				change = "replaced"
+			}
+			add(p, b.rule, change, err, "restored")
+			continue
+		}
+		switch {
+		case b.kind == kindFile && c.hash != b.hash:
+			if !b.kept {
+				err := removePath(c.tree, p)
+				add(p, b.rule, "modified", err, "removed (no copy was kept to restore it)")
+				continue
+			}
+			add(p, b.rule, "modified", g.create(p, b), "restored")
+		case (b.kind == kindFile || b.kind == kindDir) && c.perm != b.perm:
+			add(p, b.rule, fmt.Sprintf("mode changed (%04o → %04o)", b.perm, c.perm), setMode(b.tree, p, b), "restored")
+		case (b.kind == kindFile || b.kind == kindDir) && os.Geteuid() == 0 && (c.uid != b.uid || c.gid != b.gid):
+			add(p, b.rule, "owner changed", setMode(b.tree, p, b), "restored")
+		}
+	}
+	return vs
+}
+
+func sortedKeys(m map[string]*entry) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func underAny(p string, tops []string) bool {
+	for _, t := range tops {
+		if p != t && within(p, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// components splits path, which lies in tree, into the components below
+// the tree.
+func components(tree, path string) ([]string, error) {
+	if !within(path, tree) || path == tree {
+		return nil, fmt.Errorf("%q is not below the watched tree %q", path, tree)
+	}
+	rest := strings.TrimPrefix(path[len(tree):], "/")
+	return strings.Split(rest, "/"), nil
+}
+
+// openTree opens a watched tree's root.
+func openTree(tree string) (int, error) {
+	fd, err := unix.Open(tree, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: tree, Err: err}
+	}
+	return fd, nil
+}
+
+// openParent opens the directory holding path, one component at a time,
+// never following a symbolic link. With create set, a missing component
+// is created and a component that is not a directory (a symbolic link, a
+// file) is removed and replaced by an empty directory.
+func openParent(tree, path string, create bool) (fd int, name string, err error) {
+	comps, err := components(tree, path)
+	if err != nil {
+		return -1, "", err
+	}
+	fd, err = openTree(tree)
+	if err != nil {
+		return -1, "", err
+	}
+	for _, c := range comps[:len(comps)-1] {
+		next, err := unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if errors.Is(err, unix.EACCES) {
+			// A command made an ancestor unreadable: make it usable
+			// by its owner again, or the repair could be defeated.
+			var st unix.Stat_t
+			if unix.Fstatat(fd, c, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && kindOf(uint32(st.Mode)) == kindDir {
+				_ = unix.Fchmodat(fd, c, (uint32(st.Mode)&0o7777)|0o700, 0)
+				next, err = unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			}
+		}
+		if err != nil && create {
+			var st unix.Stat_t
+			switch serr := unix.Fstatat(fd, c, &st, unix.AT_SYMLINK_NOFOLLOW); {
+			case errors.Is(serr, unix.ENOENT):
+			case serr == nil && kindOf(uint32(st.Mode)) != kindDir:
+				if err := removeAt(fd, c); err != nil {
+					unix.Close(fd)
+					return -1, "", err
+				}
+			default:
+				unix.Close(fd)
+				return -1, "", &os.PathError{Op: "open", Path: path, Err: err}
+			}
+			if err := unix.Mkdirat(fd, c, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {
+				unix.Close(fd)
+				return -1, "", &os.PathError{Op: "mkdir", Path: path, Err: err}
+			}
+			next, err = unix.Openat(fd, c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		}
+		unix.Close(fd)
+		if err != nil {
+			return -1, "", &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		fd = next
+	}
+	return fd, comps[len(comps)-1], nil
+}
+
+// removePath removes path (a subtree, for a directory) without following
+// symbolic links. A path that is already gone is not an error.
+func removePath(tree, path string) error {
+	fd, name, err := openParent(tree, path, false)
+	if err != nil {
+		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP) {
+			return nil // an ancestor changed meanwhile: path is not there any more
+		}
+		return err
+	}
+	defer unix.Close(fd)
+	if err := removeAt(fd, name); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// removeAt removes name in the directory dirfd, recursively.
+func removeAt(dirfd int, name string) error {
+	err := unix.Unlinkat(dirfd, name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	var st unix.Stat_t
+	if serr := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || kindOf(uint32(st.Mode)) != kindDir {
+		if errors.Is(err, unix.EACCES) {
+			return retryWritable(dirfd, func() error { return unix.Unlinkat(dirfd, name, 0) })
+		}
+		return err
+	}
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) {
+		_ = unix.Fchmodat(dirfd, name, 0o700, 0)
+		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := removeAt(fd, n); err != nil {
+			if !errors.Is(err, unix.EACCES) {
+				return err
+			}
+			if err := retryWritable(fd, func() error { return removeAt(fd, n) }); err != nil {
+				return err
+			}
+		}
+	}
+	err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+	if errors.Is(err, unix.EACCES) {
+		return retryWritable(dirfd, func() error { return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR) })
+	}
+	return err
+}
+
+// retryWritable makes the directory dirfd writable by its owner and
+// retries op (a command may have made a protected directory read-only).
+func retryWritable(dirfd int, op func() error) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(dirfd, &st); err != nil {
+		return err
+	}
+	if err := unix.Fchmod(dirfd, (uint32(st.Mode)&0o7777)|0o700); err != nil {
+		return err
+	}
+	return op()
+}
+
+// create writes b at path: a directory, a file from its copy (to a
+// temporary name, renamed over), or a symbolic link, replacing what is
+// there.
+func (g *Guard) create(path string, b *entry) error {
+	fd, name, err := openParent(b.tree, path, true)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	switch b.kind {
+	case kindDir:
+		err := unix.Mkdirat(fd, name, 0o700)
+		if err != nil && !errors.Is(err, unix.EEXIST) {
+			return &os.PathError{Op: "mkdir", Path: path, Err: err}
+		}
+		return chmodOwn(fd, name, b, path)
+	case kindSymlink:
+		tmp := tempName(name)
+		if err := unix.Symlinkat(b.target, fd, tmp); err != nil {
+			return &os.PathError{Op: "symlink", Path: path, Err: err}
+		}
+		if os.Geteuid() == 0 {
+			_ = unix.Fchownat(fd, tmp, int(b.uid), int(b.gid), unix.AT_SYMLINK_NOFOLLOW)
+		}
+		return renameOver(fd, tmp, name, path)
+	case kindFile:
+		tmp := tempName(name)
+		wfd, err := unix.Openat(fd, tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if err != nil {
+			return &os.PathError{Op: "create", Path: path, Err: err}
+		}
+		f := os.NewFile(uintptr(wfd), tmp)
+		_, werr := f.Write(b.data)
+		if werr == nil {
+			werr = f.Chmod(os.FileMode(b.perm & 0o777))
+			if b.perm&^0o777 != 0 {
+				werr = unix.Fchmod(wfd, b.perm)
+			}
+		}
+		if werr == nil && os.Geteuid() == 0 {
+			werr = f.Chown(int(b.uid), int(b.gid))
+		}
+		cerr := f.Close()
+		if werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			_ = unix.Unlinkat(fd, tmp, 0)
+			return &os.PathError{Op: "write", Path: path, Err: werr}
+		}
+		return renameOver(fd, tmp, name, path)
+	}
+	return fmt.Errorf("cannot recreate %s %q", b.kind, path)
+}
+
+// renameOver renames tmp to name in dirfd, removing a directory in the way.
+func renameOver(dirfd int, tmp, name, path string) error {
+	err := unix.Renameat(dirfd, tmp, dirfd, name)
+	if err != nil && (errors.Is(err, unix.EISDIR) || errors.Is(err, unix.ENOTEMPTY) || errors.Is(err, unix.EEXIST)) {
+		if rerr := removeAt(dirfd, name); rerr == nil {
+			err = unix.Renameat(dirfd, tmp, dirfd, name)
+		}
+	}
+	if err != nil {
+		_ = removeAt(dirfd, tmp)
+		return &os.PathError{Op: "rename", Path: path, Err: err}
+	}
+	return nil
+}
+
+// setMode restores path's mode and (as root) owner.
+func setMode(tree, path string, b *entry) error {
+	fd, name, err := openParent(tree, path, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	return chmodOwn(fd, name, b, path)
+}
+
+// chmodOwn sets name's mode and (as root) owner, refusing to act on a
+// symbolic link.
+func chmodOwn(dirfd int, name string, b *entry, path string) error {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return &os.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if kindOf(uint32(st.Mode)) == kindSymlink {
+		return &os.PathError{Op: "chmod", Path: path, Err: unix.ELOOP}
+	}
+	if err := unix.Fchmodat(dirfd, name, b.perm, 0); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	if os.Geteuid() == 0 && (st.Uid != b.uid || st.Gid != b.gid) {
+		if err := unix.Fchownat(dirfd, name, int(b.uid), int(b.gid), unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "chown", Path: path, Err: err}
+		}
+	}
+	return nil
+}
+
+func tempName(name string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "." + name + ".cordon-restore-" + hex.EncodeToString(b[:])
+}

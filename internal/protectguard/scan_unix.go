@@ -1,0 +1,382 @@
+//go:build unix
+
+package protectguard
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// kind is the type of a file system entry.
+type kind uint8
+
+const (
+	kindFile kind = iota
+	kindDir
+	kindSymlink
+	kindOther // device, socket, FIFO
+)
+
+func (k kind) String() string {
+	switch k {
+	case kindFile:
+		return "file"
+	case kindDir:
+		return "directory"
+	case kindSymlink:
+		return "symbolic link"
+	}
+	return "special file"
+}
+
+func kindOf(mode uint32) kind {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFREG:
+		return kindFile
+	case unix.S_IFDIR:
+		return kindDir
+	case unix.S_IFLNK:
+		return kindSymlink
+	}
+	return kindOther
+}
+
+// entry is the recorded state of one protected path (a protected top or
+// anything below it).
+type entry struct {
+	kind     kind
+	perm     uint32 // mode & 07777
+	uid, gid uint32
+	size     int64
+	ino, dev uint64
+	mtime    int64
+	ctime    int64
+	hash     [32]byte // files
+	data     []byte   // files: the content, when kept
+	kept     bool
+	target   string // symbolic links
+	rule     string // the protect rule covering it
+	tree     string // the watched tree it lies in
+}
+
+// state maps absolute paths to entries: every protected top found and
+// everything below the tops that are directories.
+type state struct {
+	entries map[string]*entry
+}
+
+// racyWindow is how recent a change time must be for a cached listing or
+// hash to be read again: file system timestamps come from a coarse clock,
+// so a change within the same tick as the last read would leave them
+// unchanged.
+const racyWindow = int64(time.Second)
+
+// cache keeps listings and hashes between walks.
+type cache struct {
+	dirs  map[string]*dirListing
+	files map[string]*fileHash
+}
+
+func newCache() *cache {
+	return &cache{dirs: map[string]*dirListing{}, files: map[string]*fileHash{}}
+}
+
+type dirListing struct {
+	ino, dev uint64
+	ctime    int64
+	readAt   int64
+	children []child
+}
+
+// child is a directory entry with what the walk decided about it, valid
+// as long as the listing is.
+type child struct {
+	name string
+	kind kind
+	// rule is the index of the first protect rule matching the child, or
+	// -1; below reports whether a rule may match below it (directories).
+	rule  int
+	below bool
+}
+
+type fileHash struct {
+	ino, dev           uint64
+	size, mtime, ctime int64
+	readAt             int64
+	hash               [32]byte
+	data               []byte
+	kept               bool
+}
+
+func statTimes(st *unix.Stat_t) (mtime, ctime int64) {
+	return st.Mtim.Nano(), st.Ctim.Nano()
+}
+
+// scanner is one walk.
+type scanner struct {
+	ctx      context.Context
+	g        *Guard
+	st       *state
+	now      int64
+	count    int
+	budget   int64
+	tree     string
+	newDirs  map[string]*dirListing
+	newFiles map[string]*fileHash
+}
+
+// scan walks every tree and returns the protected paths' state.
+func (g *Guard) scan(ctx context.Context) (*state, error) {
+	sc := &scanner{
+		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}},
+		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
+		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
+	}
+	for _, t := range g.trees {
+		var st unix.Stat_t
+		if err := unix.Lstat(t, &st); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				continue
+			}
+			return nil, &os.PathError{Op: "lstat", Path: t, Err: err}
+		}
+		if kindOf(uint32(st.Mode)) != kindDir {
+			continue
+		}
+		sc.tree = t
+		if r, ok := g.protectedBy(t); ok {
+			if err := sc.record(t, &st, ruleName(r)); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if err := sc.walk(t, &st); err != nil {
+			return nil, err
+		}
+	}
+	g.cache.dirs, g.cache.files = sc.newDirs, sc.newFiles
+	return sc.st, nil
+}
+
+func (sc *scanner) tick() error {
+	sc.count++
+	if sc.count > sc.g.opts.MaxEntries {
+		return &LimitError{Trees: sc.g.trees, Limit: sc.g.opts.MaxEntries}
+	}
+	if sc.count%4096 == 0 {
+		return sc.ctx.Err()
+	}
+	return nil
+}
+
+// list returns dir's children, from the cache when the directory has not
+// changed since it was last read.
+func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
+	_, ctime := statTimes(st)
+	if l := sc.g.cache.dirs[dir]; l != nil && l.ino == st.Ino && l.dev == uint64(st.Dev) && l.ctime == ctime && ctime < l.readAt-racyWindow {
+		sc.newDirs[dir] = l
+		return l.children, nil
+	}
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	des, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, err
+	}
+	l := &dirListing{ino: st.Ino, dev: uint64(st.Dev), ctime: ctime, readAt: sc.now}
+	for _, de := range des {
+		c := child{name: de.Name(), rule: -1}
+		switch t := de.Type(); {
+		case t.IsDir():
+			c.kind = kindDir
+		case t&os.ModeSymlink != 0:
+			c.kind = kindSymlink
+		case t.IsRegular():
+			c.kind = kindFile
+		default:
+			c.kind = kindOther
+		}
+		abs := join(dir, c.name)
+		for i, r := range sc.g.rules {
+			if matchChild(r, abs, c.name, sc.g) {
+				c.rule = i
+				break
+			}
+		}
+		if c.rule < 0 && c.kind == kindDir {
+			c.below = sc.g.mayMatchBelow(abs)
+		}
+		l.children = append(l.children, c)
+	}
+	sc.newDirs[dir] = l
+	return l.children, nil
+}
+
+// matchChild reports whether rule r matches abs, a child of a directory
+// no rule matched: a bare-name rule can then only match the child's own
+// name.
+func matchChild(r policy.Rule, abs, name string, g *Guard) bool {
+	if r.Pattern.Kind() == policy.PatternName {
+		return r.Pattern.MatchName(name)
+	}
+	rel, inside := g.opts.Checker.Inside(abs)
+	return r.Pattern.Match(abs, rel, inside)
+}
+
+// walk visits dir, which no protect rule matches.
+func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
+	children, err := sc.list(dir, st)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // removed meanwhile
+		}
+		return err
+	}
+	for _, c := range children {
+		if err := sc.tick(); err != nil {
+			return err
+		}
+		if c.rule < 0 && (c.kind != kindDir || !c.below) {
+			continue
+		}
+		abs := join(dir, c.name)
+		var cst unix.Stat_t
+		if err := unix.Lstat(abs, &cst); err != nil {
+			continue // gone meanwhile
+		}
+		if c.rule >= 0 {
+			if err := sc.record(abs, &cst, ruleName(sc.g.rules[c.rule])); err != nil {
+				return err
+			}
+			continue
+		}
+		if kindOf(uint32(cst.Mode)) == kindDir {
+			if err := sc.walk(abs, &cst); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// record adds path and, for a directory, its whole subtree.
+func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
+	mtime, ctime := statTimes(st)
+	e := &entry{
+		kind: kindOf(uint32(st.Mode)), perm: uint32(st.Mode) & 0o7777, uid: st.Uid, gid: st.Gid,
+		size: st.Size, ino: st.Ino, dev: uint64(st.Dev), mtime: mtime, ctime: ctime,
+		rule: rule, tree: sc.tree,
+	}
+	sc.st.entries[path] = e
+	switch e.kind {
+	case kindSymlink:
+		t, err := os.Readlink(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		e.target = t
+	case kindFile:
+		if err := sc.hash(path, e); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	case kindDir:
+		children, err := sc.list(path, st)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		for _, c := range children {
+			if err := sc.tick(); err != nil {
+				return err
+			}
+			abs := join(path, c.name)
+			var cst unix.Stat_t
+			if err := unix.Lstat(abs, &cst); err != nil {
+				continue
+			}
+			if err := sc.record(abs, &cst, rule); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// hash fills e's hash (and copy) from the cache or by reading the file.
+func (sc *scanner) hash(path string, e *entry) error {
+	if h := sc.g.cache.files[path]; h != nil && h.ino == e.ino && h.dev == e.dev && h.size == e.size &&
+		h.mtime == e.mtime && h.ctime == e.ctime && e.ctime < h.readAt-racyWindow {
+		if h.kept && sc.budget < int64(len(h.data)) {
+			h = &fileHash{ino: h.ino, dev: h.dev, size: h.size, mtime: h.mtime, ctime: h.ctime, readAt: h.readAt, hash: h.hash}
+		}
+		sc.budget -= int64(len(h.data))
+		sc.newFiles[path] = h
+		e.hash, e.data, e.kept = h.hash, h.data, h.kept
+		return nil
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if kindOf(uint32(st.Mode)) != kindFile {
+		e.kind = kindOf(uint32(st.Mode)) // replaced meanwhile
+		return nil
+	}
+	e.perm, e.uid, e.gid, e.size, e.ino, e.dev = uint32(st.Mode)&0o7777, st.Uid, st.Gid, st.Size, st.Ino, uint64(st.Dev)
+	e.mtime, e.ctime = statTimes(&st)
+	keep := st.Size <= sc.g.opts.MaxFileSize && st.Size <= sc.budget
+	h := sha256.New()
+	var data []byte
+	if keep {
+		data, err = io.ReadAll(io.LimitReader(f, sc.g.opts.MaxFileSize+1))
+		if err != nil {
+			return &os.PathError{Op: "read", Path: path, Err: err}
+		}
+		if int64(len(data)) > sc.g.opts.MaxFileSize || int64(len(data)) > sc.budget {
+			keep = false // grew while being read
+			h.Write(data)
+			if _, err := io.Copy(h, f); err != nil {
+				return &os.PathError{Op: "read", Path: path, Err: err}
+			}
+			data = nil
+		} else {
+			h.Write(data)
+		}
+	} else if _, err := io.Copy(h, f); err != nil {
+		return &os.PathError{Op: "read", Path: path, Err: err}
+	}
+	copy(e.hash[:], h.Sum(nil))
+	e.data, e.kept = data, keep
+	if keep {
+		sc.budget -= int64(len(data))
+	}
+	sc.newFiles[path] = &fileHash{ino: e.ino, dev: e.dev, size: e.size, mtime: e.mtime, ctime: e.ctime, readAt: sc.now, hash: e.hash, data: data, kept: keep}
+	return nil
+}
+
+// join joins a clean absolute directory and a name.
+func join(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
