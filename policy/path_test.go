@@ -408,3 +408,14 @@ func TestDeniedErrorIsPermission(t *testing.T) {
 	err := error(&DeniedError{Op: "read", Path: "/x", Rule: "r", Decision: Deny})
 	assert.True(t, errors.Is(err, fs.ErrPermission))
 }
+
+// A "*" that matches the empty string must still match the path itself
+// and its subtree (doublestar fails on glob+"/**" there).
+func TestGlobEmptyStarSubtree(t *testing.T) {
+	tr := newTree(t)
+	c := mustChecker(t, &Policy{Write: Allow, PathRules: []PathRule{{Pattern: "**/.env*", Action: Deny}, {Pattern: "src/x*", Action: Deny}}}, tr)
+	for _, p := range []string{"a/.env", ".env", "a/.env/b", "src/x", "src/x/y", "src/xa"} {
+		assert.Equal(t, Deny, decidePath(t, c, p, Read).Decision, p)
+	}
+	assert.Equal(t, Allow, decidePath(t, c, "src/y", Read).Decision)
+}

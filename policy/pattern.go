@@ -179,7 +179,7 @@ func (m *matcher) matchTree(s string) bool {
 		}
 		return s == m.arg || (strings.HasPrefix(s, m.arg) && s[len(m.arg)] == '/')
 	}
-	return m.mayMatch(s) && doublestar.MatchUnvalidated(m.tree, s)
+	return m.mayMatch(s) && (doublestar.MatchUnvalidated(m.glob, s) || doublestar.MatchUnvalidated(m.tree, s))
 }
 
 // hasMeta reports whether s contains glob metacharacters.

@@ -1,0 +1,16 @@
+//go:build darwin
+
+package policyderive
+
+import (
+	"io/fs"
+	"syscall"
+)
+
+func dirStateOf(fi fs.FileInfo) dirState {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return dirState{mtime: fi.ModTime().UnixNano()}
+	}
+	return dirState{dev: uint64(st.Dev), ino: st.Ino, mtime: st.Mtimespec.Nano(), ctime: st.Ctimespec.Nano()}
+}
