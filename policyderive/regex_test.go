@@ -220,4 +220,3 @@ func TestLiteralRegexEscaping(t *testing.T) {
 		})
 	}
 }
-
