@@ -1,0 +1,726 @@
+//go:build linux
+
+package bwrap
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/internal/procgroup"
+	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// inlineArgsMax is the size of the options below which they are written
+// to the --args pipe before the start; larger ones are written by a
+// goroutine while bwrap reads. A pipe always holds one page.
+const inlineArgsMax = 4096
+
+// maxPlans bounds the rendered plans kept (one per profile key).
+const maxPlans = 128
+
+// maxGuards bounds the protected-path guards kept (one per root, writable
+// trees and protect rules); guards with running commands are never dropped.
+const maxGuards = 16
+
+// Executor runs commands under bubblewrap. Use New; an Executor is safe
+// for concurrent use. Close releases its derivation cache.
+type Executor struct {
+	cfg      Config
+	log      *slog.Logger
+	feat     *features
+	launcher *launcher.Launcher
+	deriver  *policyderive.Deriver
+	grants   []policy.Grant // Config.ExtraBinds
+
+	pmu   sync.Mutex
+	plans map[string]*planEntry
+	ptick uint64
+
+	gmu    sync.Mutex
+	guards map[string]*guardEntry
+	gtick  uint64
+
+	descOnce sync.Once
+	desc     executor.Capabilities
+	dmu      sync.Mutex
+	ranWith  []executor.Gap // blocking gaps of profiles run in best effort
+
+	closeOnce sync.Once
+	closed    chan struct{}
+
+	// argsInline puts every option on bwrap's command line instead of
+	// behind --args (for the benchmark comparing the two).
+	argsInline bool
+	// derive is x.deriver.Derive (tests substitute a stale profile).
+	derive func(ctx context.Context, p *policy.Policy, root, home, cwd string, grants []policy.Grant) (*policyderive.Profile, error)
+}
+
+type planEntry struct {
+	pl   *plan
+	used uint64
+}
+
+type guardEntry struct {
+	g    *protectguard.Guard
+	used uint64
+}
+
+var (
+	_ executor.Executor  = (*Executor)(nil)
+	_ executor.Starter   = (*Executor)(nil)
+	_ executor.Describer = (*Executor)(nil)
+)
+
+// New finds bwrap, detects what it and the host support (its version and
+// options, user namespaces, the sysctls that restrict them, mounting a
+// fresh /proc) by running trial sandboxes, and returns an executor. It
+// fails with *executor.UnavailableError naming the cause and the fix when
+// bwrap is missing or cannot sandbox on this host, and with a
+// *ConfigError for an invalid Config.
+func New(cfg Config) (*Executor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	l, err := launcher.Default()
+	if err != nil {
+		return nil, fmt.Errorf("bwrap executor: launcher thread: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*probeTimeout)
+	defer cancel()
+	feat, err := detect(ctx, cfg, l)
+	if err != nil {
+		return nil, err
+	}
+	log := cmp.Or(cfg.Logger, slog.Default())
+	x := &Executor{
+		cfg:      cfg,
+		log:      log,
+		feat:     feat,
+		launcher: l,
+		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		plans:    map[string]*planEntry{},
+		guards:   map[string]*guardEntry{},
+		closed:   make(chan struct{}),
+	}
+	x.derive = x.deriver.Derive
+	for _, b := range cfg.ExtraBinds {
+		p := filepath.Clean(b.Path)
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		op := policy.Read
+		if b.Write {
+			op = policy.Write
+		}
+		x.grants = append(x.grants, policy.Grant{Path: p, Op: op})
+	}
+	log.Debug("bwrap executor", "path", feat.path, "version", feat.version, "args_fd", feat.argsFD,
+		"json_status", feat.jsonStatus, "disable_userns", feat.disableUserns, "detect", feat.took)
+	return x, nil
+}
+
+// Path returns the absolute path of the bwrap program used.
+func (x *Executor) Path() string { return x.feat.path }
+
+// Version returns bwrap's version ("0.8.0").
+func (x *Executor) Version() string { return x.feat.version }
+
+// Close releases the derivation cache. Running commands are unaffected;
+// later calls of Run and Start fail.
+func (x *Executor) Close() error {
+	var err error
+	x.closeOnce.Do(func() {
+		close(x.closed)
+		err = x.deriver.Close()
+	})
+	return err
+}
+
+// Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
+// profile derived from req.Policy, req.Root, req.Home and req.Grants.
+func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := procgroup.Run(ctx, r.spec)
+	if err != nil {
+		r.end(ctx, nil)
+		return nil, startError(err)
+	}
+	started := r.end(ctx, res)
+	out := convert(res)
+	out.Violations = r.notes
+	if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
+		return nil, &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
+	}
+	mapSignal(out)
+	return out, nil
+}
+
+// Start starts req.Command in the background under the same sandbox as
+// Run; stdout and stderr are merged. Request.Timeout is ignored and ctx
+// only governs the start. When the process exits, its placeholder mount
+// points are removed and the protected-path guard repairs what it
+// changed; the guard also repairs before every later command.
+func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.Process, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r.spec.Timeout = 0
+	p, err := procgroup.Start(ctx, r.spec)
+	if err != nil {
+		r.end(ctx, nil)
+		return nil, startError(err)
+	}
+	bp := &process{p: p, done: make(chan struct{})}
+	go func() {
+		<-p.Done()
+		r.end(context.WithoutCancel(ctx), p.Wait())
+		bp.violations = r.notes
+		close(bp.done)
+	}()
+	return bp, nil
+}
+
+// Args returns the complete bwrap command line Run would execute for req,
+// with every option on the command line (Run passes them through --args
+// instead), for inspection and for running the same sandbox by hand.
+func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, x.grantsFor(req))
+	if err != nil {
+		return nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
+	}
+	pl, err := x.planFor(pr)
+	if err != nil {
+		return nil, err
+	}
+	opts, _ := encode(pl.options, x.skips(pl))
+	argv := []string{x.feat.path}
+	argv = append(argv, splitNUL(opts)...)
+	argv = append(argv, envArgs(req.Env)...)
+	return append(argv, "--", executor.Shell, "-c", req.Command), nil
+}
+
+// run is one prepared command.
+type run struct {
+	x           *Executor
+	spec        *procgroup.Spec
+	mountPoints []policyderive.Mask
+	guard       *protectguard.Guard
+	// files are closed at the end; status is the read end of
+	// --json-status-fd, statusW its write end.
+	files           []*os.File
+	status, statusW *os.File
+	// notes are violations and repair problems for Result.Violations.
+	notes []string
+	once  sync.Once
+}
+
+// prepare derives and assesses the profile, refuses it in strict mode
+// when it cannot be enforced, looks at the host paths bwrap could create,
+// starts the guard, and builds the command.
+func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	select {
+	case <-x.closed:
+		return nil, fmt.Errorf("bwrap executor: %w", launcher.ErrClosed)
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pr, pl, skip, mounts, err := x.plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{x: x, mountPoints: mounts}
+	if len(pl.blocking) > 0 {
+		if !x.cfg.BestEffort {
+			r.end(ctx, nil)
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
+		}
+		x.noteBestEffort(pl)
+	}
+	opts, nopts := pl.encoded, pl.nargs
+	if len(skip) > 0 {
+		opts, nopts = encode(pl.options, skip)
+	}
+	env := envArgs(req.Env)
+	if n := nopts + len(env) + 2 + 2 + 4; n > MaxArgs { // + --args N, --json-status-fd N, -- /bin/sh -c CMD
+		r.end(ctx, nil)
+		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlFSRead,
+			Reason: fmt.Sprintf("the sandbox needs %d bwrap arguments (%d masks, %d environment variables), more than bwrap's limit of %d", n, len(pr.Masks), len(req.Env), MaxArgs)}}}
+	}
+
+	if g, err := x.guardFor(req, pl); err != nil {
+		r.end(ctx, nil)
+		return nil, err
+	} else if g != nil {
+		vs, err := g.Begin(ctx)
+		switch {
+		case err == nil:
+			r.guard = g
+			r.notes = protectguard.Strings(vs)
+		case !x.cfg.BestEffort:
+			r.end(ctx, nil)
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
+				Control: executor.ControlProtect,
+				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
+			}}}
+		default:
+			x.log.Warn("bwrap: protected paths created during the command are not guarded", "err", err)
+			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
+		}
+	}
+	argv, extra, err := r.command(req, opts, env)
+	if err != nil {
+		r.end(ctx, nil)
+		return nil, err
+	}
+	limit := req.OutputLimit
+	if limit == 0 {
+		limit = executor.DefaultOutputLimit
+	}
+	r.spec = &procgroup.Spec{
+		Path:        x.feat.path,
+		Args:        argv,
+		Env:         []string{}, // bwrap itself gets nothing: --setenv sets the command's
+		Dir:         "/",
+		Timeout:     req.Timeout,
+		OutputLimit: limit,
+		WaitDelay:   x.cfg.WaitDelay,
+		Launcher:    x.launcher,
+		ExtraFiles:  extra,
+	}
+	return r, nil
+}
+
+// command builds bwrap's argv and the descriptors it reads: the options
+// behind --args 3 (a pipe), the environment after them, --json-status-fd
+// on the next descriptor, then -- /bin/sh -c CMD.
+func (r *run) command(req *executor.Request, opts []byte, env []string) (argv []string, extra []*os.File, err error) {
+	x := r.x
+	argv = []string{x.feat.path}
+	inline := x.argsInline || !x.feat.argsFD
+	if inline {
+		argv = append(argv, splitNUL(opts)...)
+		argv = append(argv, env...)
+	} else {
+		data := opts
+		if len(env) > 0 {
+			data = slices.Grow(slices.Clip(opts), envSize(env))
+			for _, a := range env {
+				data = append(data, a...)
+				data = append(data, 0)
+			}
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("bwrap executor: --args pipe: %w", err)
+		}
+		r.files = append(r.files, pr)
+		if len(data) <= inlineArgsMax {
+			_, err = pw.Write(data)
+			pw.Close()
+			if err != nil {
+				return nil, nil, fmt.Errorf("bwrap executor: writing --args: %w", err)
+			}
+		} else {
+			go func() {
+				_, _ = pw.Write(data) // fails with EPIPE when bwrap died before reading
+				pw.Close()
+			}()
+		}
+		argv = append(argv, "--args", strconv.Itoa(3+len(extra)))
+		extra = append(extra, pr)
+	}
+	if x.feat.jsonStatus {
+		sr, sw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("bwrap executor: --json-status-fd pipe: %w", err)
+		}
+		r.status, r.statusW = sr, sw
+		r.files = append(r.files, sr, sw)
+		argv = append(argv, "--json-status-fd", strconv.Itoa(3+len(extra)))
+		extra = append(extra, sw)
+	}
+	argv = append(argv, "--", executor.Shell, "-c", req.Command)
+	return argv, extra, nil
+}
+
+// end runs once after the command: it reads whether bwrap started the
+// command, waits for the sandbox's init to be gone, removes placeholder
+// mount points, and has the guard repair protected paths (even when ctx
+// was cancelled). res is nil when the command did not start.
+func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
+	r.once.Do(func() {
+		if r.statusW != nil {
+			r.statusW.Close()
+		}
+		var initPid int
+		if r.status != nil && res != nil {
+			started, initPid = readStatus(r.status)
+		}
+		for _, f := range r.files {
+			f.Close()
+		}
+		if initPid > 0 {
+			awaitExit(initPid, time.Second)
+		}
+		for _, s := range releaseMountPoints(r.mountPoints) {
+			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
+		}
+		if r.guard != nil {
+			vs, err := r.guard.End(context.WithoutCancel(ctx))
+			r.notes = append(r.notes, protectguard.Strings(vs)...)
+			if err != nil {
+				r.x.log.Warn("bwrap: protected-path repair failed", "err", err)
+				r.notes = append(r.notes, "protected-path repair failed: "+err.Error())
+			}
+		}
+	})
+	return started
+}
+
+// readStatus reads bwrap's --json-status-fd documents: "child-pid" (the
+// host pid of the sandbox's init) and "exit-code", which bwrap writes only
+// when the command was executed.
+func readStatus(f *os.File) (started bool, initPid int) {
+	_ = f.SetReadDeadline(time.Now().Add(time.Second))
+	b, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+	dec := json.NewDecoder(bytes.NewReader(b))
+	for {
+		var doc map[string]json.RawMessage
+		if err := dec.Decode(&doc); err != nil {
+			return started, initPid
+		}
+		if v, ok := doc["child-pid"]; ok {
+			_ = json.Unmarshal(v, &initPid)
+		}
+		if _, ok := doc["exit-code"]; ok {
+			started = true
+		}
+	}
+}
+
+// awaitExit waits, at most d, until process pid has exited: the
+// sandbox's init is killed when bwrap exits (--die-with-parent), and the
+// guard must not look before every process of the sandbox is gone.
+func awaitExit(pid int, d time.Duration) {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return // gone already (ESRCH), or no pidfd (Linux < 5.3)
+	}
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(d)
+	for {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err == unix.EINTR {
+			continue
+		}
+		if n != 0 || err != nil {
+			return
+		}
+	}
+}
+
+// plan derives the request's profile, adjusts it to the placeholder
+// mount points live in this process, renders it (cached by key) and
+// decides which options to leave out of this start; it registers the
+// placeholders the start uses. When an option must be left out because a
+// path vanished since the derivation, it derives once more, so the
+// sandbox matches the tree as it is now.
+func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderive.Profile, *plan, map[int]bool, []policyderive.Mask, error) {
+	grants := x.grantsFor(req)
+	for attempt := 0; ; attempt++ {
+		pr, err := x.derive(ctx, req.Policy, req.Root, req.Home, req.Dir, grants)
+		if err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
+		}
+		mountPoints.Lock()
+		pr = overMountPoints(pr)
+		pl, err := x.planFor(pr)
+		if err != nil {
+			mountPoints.Unlock()
+			return nil, nil, nil, nil, err
+		}
+		skip := x.skips(pl)
+		if len(skip) > 0 && attempt == 0 {
+			mountPoints.Unlock()
+			continue
+		}
+		var mounts []policyderive.Mask
+		for _, i := range pl.checks {
+			if op := pl.options[i]; op.placeholder && !skip[i] {
+				mounts = append(mounts, pl.placeholders[op.dest])
+			}
+		}
+		acquireMountPoints(mounts)
+		mountPoints.Unlock()
+		return pr, pl, skip, mounts, nil
+	}
+}
+
+// skips returns the options to leave out of this start: those whose
+// destination lies inside a host bind and does not exist now, so bwrap
+// would create it on the host (or fail in a read-only bind) — except
+// placeholders in a read-write bind whose parent exists, whose mount
+// point is created on purpose and removed afterwards.
+func (x *Executor) skips(pl *plan) map[int]bool {
+	var skip map[int]bool
+	for _, i := range pl.checks {
+		op := pl.options[i]
+		if _, err := os.Lstat(op.dest); err == nil {
+			continue
+		}
+		if op.placeholder && op.parentRW {
+			if fi, err := os.Lstat(filepath.Dir(op.dest)); err == nil && fi.IsDir() {
+				continue
+			}
+		}
+		if skip == nil {
+			skip = map[int]bool{}
+		}
+		skip[i] = true
+		x.log.Debug("bwrap: leaving out a mount whose destination does not exist", "option", op.args[0], "dest", op.dest)
+	}
+	return skip
+}
+
+// grantsFor returns the request's approved grants and Config.ExtraBinds.
+func (x *Executor) grantsFor(req *executor.Request) []policy.Grant {
+	if len(x.grants) == 0 {
+		return req.Grants
+	}
+	return append(slices.Clip(req.Grants), x.grants...)
+}
+
+// planFor returns the cached plan of pr's key, rendering it on a miss.
+func (x *Executor) planFor(pr *policyderive.Profile) (*plan, error) {
+	key := pr.Key()
+	x.pmu.Lock()
+	x.ptick++
+	if e := x.plans[key]; e != nil {
+		e.used = x.ptick
+		x.pmu.Unlock()
+		return e.pl, nil
+	}
+	x.pmu.Unlock()
+	pl, err := newPlan(pr, x.feat.disableUserns)
+	if err != nil {
+		return nil, err
+	}
+	x.pmu.Lock()
+	defer x.pmu.Unlock()
+	x.plans[key] = &planEntry{pl: pl, used: x.ptick}
+	for len(x.plans) > maxPlans {
+		oldest := ""
+		for k, e := range x.plans {
+			if oldest == "" || e.used < x.plans[oldest].used {
+				oldest = k
+			}
+		}
+		delete(x.plans, oldest)
+	}
+	return pl, nil
+}
+
+// guardFor returns the guard for the request's protect rules over the
+// plan's writable trees, or nil when there is nothing to guard.
+func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
+	patterns := req.Policy.Protect.Patterns()
+	if len(patterns) == 0 || len(pl.guardTrees) == 0 {
+		return nil, nil
+	}
+	key := strings.Join([]string{req.Root, req.Home, strings.Join(pl.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
+	x.gmu.Lock()
+	defer x.gmu.Unlock()
+	x.gtick++
+	if e := x.guards[key]; e != nil {
+		e.used = x.gtick
+		return e.g, nil
+	}
+	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	if err != nil {
+		return nil, fmt.Errorf("bwrap executor: %w", err)
+	}
+	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: pl.guardTrees, Logger: x.cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("bwrap executor: %w", err)
+	}
+	x.guards[key] = &guardEntry{g: g, used: x.gtick}
+	for len(x.guards) > maxGuards {
+		oldest := ""
+		for k, e := range x.guards {
+			if k != key && e.g.Active() == 0 && (oldest == "" || e.used < x.guards[oldest].used) {
+				oldest = k
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		delete(x.guards, oldest)
+	}
+	return g, nil
+}
+
+// noteBestEffort remembers the blocking gaps of a plan run in best
+// effort, for Describe, and warns once per plan.
+func (x *Executor) noteBestEffort(pl *plan) {
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	added := false
+	for _, g := range pl.blocking {
+		if !slices.Contains(x.ranWith, g) && len(x.ranWith) < 64 {
+			x.ranWith = append(x.ranWith, g)
+			added = true
+		}
+	}
+	if added {
+		x.log.Warn("bwrap: running in best effort without enforcing", "gaps", pl.blocking)
+	}
+}
+
+func validate(req *executor.Request) error {
+	switch {
+	case req == nil:
+		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
+	case req.Policy == nil:
+		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the bwrap executor derives its sandbox from the policy"}
+	case req.Root == "":
+		return &executor.RequestError{Field: "Root", Value: "", Reason: "no workspace root"}
+	case req.Dir != "" && !filepath.IsAbs(req.Dir):
+		return &executor.RequestError{Field: "Dir", Value: req.Dir, Reason: "not absolute"}
+	case req.Timeout < 0:
+		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
+	case req.OutputLimit < 0:
+		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
+	case strings.ContainsRune(req.Command, 0):
+		return &executor.RequestError{Field: "Command", Value: req.Command, Reason: "contains a NUL byte"}
+	}
+	for i, kv := range req.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		switch {
+		// A NUL would split the value into further bwrap options
+		// behind --args: an injection, not just an invalid value.
+		case strings.ContainsRune(kv, 0):
+			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "contains a NUL byte"}
+		case !ok || k == "":
+			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "not KEY=VALUE"}
+		}
+	}
+	return nil
+}
+
+// envArgs returns --clearenv and a --setenv per entry of env (validated).
+func envArgs(env []string) []string {
+	out := make([]string, 0, 1+3*len(env))
+	out = append(out, "--clearenv")
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		out = append(out, "--setenv", k, v)
+	}
+	return out
+}
+
+func envSize(env []string) int {
+	n := 0
+	for _, a := range env {
+		n += len(a) + 1
+	}
+	return n
+}
+
+func splitNUL(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b[:len(b)-1]), "\x00")
+}
+
+func startError(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("bwrap executor: %w", err)
+}
+
+func convert(r *procgroup.Result) *executor.Result {
+	return &executor.Result{
+		ExitCode:  r.ExitCode,
+		Signal:    r.Signal,
+		Stdout:    r.Stdout,
+		Stderr:    r.Stderr,
+		TimedOut:  r.TimedOut,
+		Truncated: r.Truncated,
+		Duration:  r.Duration,
+	}
+}
+
+// mapSignal turns bwrap's report of a command killed by signal N, exit
+// status 128+N, back into ExitCode -1 and the signal's name.
+func mapSignal(r *executor.Result) {
+	if n := r.ExitCode - 128; n >= 1 && n <= 64 && r.Signal == "" && !r.TimedOut {
+		r.ExitCode = -1
+		r.Signal = syscall.Signal(n).String()
+	}
+}
+
+// process is a background command; done closes after the repair.
+type process struct {
+	p          *procgroup.Process
+	done       chan struct{}
+	violations []string
+}
+
+func (bp *process) ReadOutput() ([]byte, bool) { return bp.p.ReadOutput() }
+func (bp *process) Done() <-chan struct{}      { return bp.done }
+
+func (bp *process) Wait() *executor.Result {
+	<-bp.done
+	res := convert(bp.p.Wait())
+	res.Violations = bp.violations
+	mapSignal(res)
+	return res
+}
+
+func (bp *process) Kill() error {
+	err := bp.p.Kill()
+	<-bp.done
+	return err
+}
+
+// Pid returns the host process id of the background command's bwrap.
+func (bp *process) Pid() int { return bp.p.Pid() }

@@ -1,0 +1,222 @@
+//go:build linux
+
+package bwrap
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+func testRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return root
+}
+
+// TestStaleMaskNotCreated runs a sandbox from a profile derived while a
+// denied file existed, after the file was removed: bwrap would create
+// the mask's mount point (an empty file) in the writable root on the
+// host. The executor leaves that mask out, re-derives once, and the host
+// listing stays as it is. Twin: the same stale command line run
+// directly does create the file.
+func TestStaleMaskNotCreated(t *testing.T) {
+	x, err := New(Config{})
+	if err != nil {
+		t.Skipf("bwrap is unavailable: %v", err)
+	}
+	defer x.Close()
+	root := testRoot(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))
+	env := filepath.Join(root, "sub", ".env")
+	require.NoError(t, os.MkdirAll(filepath.Dir(env), 0o755))
+	require.NoError(t, os.WriteFile(env, []byte("SECRET=1\n"), 0o600))
+	p := policy.Coding.Policy()
+	p.DeniedPaths = []string{".env*"}
+	stale, err := policyderive.Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	require.True(t, hasMask(stale, env), "control: the profile masks the file")
+	require.NoError(t, os.Remove(env))
+
+	derives := 0
+	x.derive = func(context.Context, *policy.Policy, string, string, string, []policy.Grant) (*policyderive.Profile, error) {
+		derives++
+		return stale, nil
+	}
+	req := &executor.Request{Command: "ls -A sub; echo done", Dir: root, Root: root, Policy: p, Env: []string{"PATH=/usr/bin:/bin"}}
+	res, err := x.Run(context.Background(), req)
+	require.NoError(t, err)
+	assert.Equal(t, "done\n", string(res.Stdout))
+	assert.Equal(t, 2, derives, "a vanished mask path makes the executor derive again")
+	assert.NoFileExists(t, env, "no host path is created")
+
+	pl, err := newPlan(stale, x.feat.disableUserns)
+	require.NoError(t, err)
+	argv := append([]string{x.feat.path}, splitNUL(pl.encoded)...)
+	argv = append(argv, "--", "/bin/true")
+	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.FileExists(t, env, "twin: bwrap itself creates the missing mount point on the host")
+}
+
+func hasMask(pr *policyderive.Profile, p string) bool {
+	for _, m := range pr.Masks {
+		if m.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// TestPlanChecks checks which options the executor looks at before a
+// start: destinations inside host binds, and the placeholder.
+func TestPlanChecks(t *testing.T) {
+	root := testRoot(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), nil, 0o600))
+	p := policy.Coding.Policy()
+	p.DeniedPaths = []string{".env*"}
+	pr, err := policyderive.Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	pl, err := newPlan(pr, true)
+	require.NoError(t, err)
+
+	checked := map[string]bool{}
+	for _, i := range pl.checks {
+		checked[pl.options[i].dest] = pl.options[i].placeholder
+	}
+	assert.Equal(t, map[string]bool{filepath.Join(root, ".env"): false, filepath.Join(root, ".git"): true}, checked)
+	assert.Contains(t, pl.placeholders, filepath.Join(root, ".git"))
+	args := splitNUL(pl.encoded)
+	assert.Equal(t, len(args), pl.nargs)
+	assert.Contains(t, args, "--disable-userns")
+	assert.Equal(t, "--chdir", args[len(args)-2])
+}
+
+func TestUnknownOption(t *testing.T) {
+	_, err := parseOptions([]string{"--unshare-all", "--frobnicate", "x"}, nil, false)
+	var ue *UnknownOptionError
+	require.ErrorAs(t, err, &ue)
+	assert.Equal(t, "--frobnicate", ue.Option)
+	_, err = parseOptions([]string{"--bind", "/a"}, nil, false)
+	assert.ErrorAs(t, err, &ue, "a missing operand")
+}
+
+// TestOverMountPoints checks that a profile derived while a placeholder
+// mount point of this process existed gets the placeholder back instead
+// of masks and pins inside it.
+func TestOverMountPoints(t *testing.T) {
+	root := testRoot(t)
+	p := policy.Coding.Policy()
+	fresh, err := policyderive.Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	ph := fresh.Placeholders()
+	require.Len(t, ph, 1)
+	git := ph[0].Path
+
+	mountPoints.Lock()
+	acquireMountPoints(ph) // .git does not exist: "created" by this process
+	mountPoints.Unlock()
+	require.NoError(t, os.Mkdir(git, 0o755)) // what bwrap does
+	seen, err := policyderive.Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	assert.NotEqual(t, fresh.Key(), seen.Key(), "control: the mount point changes the derivation")
+
+	mountPoints.Lock()
+	got := overMountPoints(seen)
+	mountPoints.Unlock()
+	assert.Equal(t, fresh.Masks, got.Masks)
+	assert.Equal(t, fresh.Pinned, got.Pinned)
+
+	assert.Empty(t, releaseMountPoints(ph))
+	assert.NoDirExists(t, git, "the last user removes what this process created")
+	mountPoints.Lock()
+	assert.Same(t, seen, overMountPoints(seen), "nothing live: unchanged")
+	mountPoints.Unlock()
+}
+
+// TestRmdirNoFollow checks that removing a mount point never follows a
+// symbolic link a command put in its path.
+func TestRmdirNoFollow(t *testing.T) {
+	base := testRoot(t)
+	target := filepath.Join(base, "target")
+	require.NoError(t, os.MkdirAll(filepath.Join(target, ".git"), 0o755))
+	require.NoError(t, os.Symlink(target, filepath.Join(base, "link")))
+	err := rmdirNoFollow(filepath.Join(base, "link", ".git"))
+	assert.Error(t, err)
+	assert.DirExists(t, filepath.Join(target, ".git"))
+	require.NoError(t, rmdirNoFollow(filepath.Join(target, ".git")), "control: a real path")
+	assert.NoDirExists(t, filepath.Join(target, ".git"))
+}
+
+// TestDiagnoseUserns checks the cause named for failing user namespaces,
+// from the sysctls as data.
+func TestDiagnoseUserns(t *testing.T) {
+	tests := []struct {
+		name    string
+		euid    int
+		setuid  bool
+		sysctls map[string]string
+		want    usernsCause
+	}{
+		{"ubuntu 24.04 user", 1000, false, map[string]string{sysctlAppArmor: "1", sysctlMaxUserns: "63000"}, causeAppArmor},
+		{"ubuntu, restriction lifted", 1000, false, map[string]string{sysctlAppArmor: "0", sysctlMaxUserns: "63000"}, causeUnknown},
+		{"apparmor does not restrict root", 0, false, map[string]string{sysctlAppArmor: "1"}, causeUnknown},
+		{"no user namespaces at all", 0, false, map[string]string{sysctlMaxUserns: "0"}, causeMaxUserns},
+		{"max before apparmor", 1000, false, map[string]string{sysctlAppArmor: "1", sysctlMaxUserns: "0"}, causeMaxUserns},
+		{"old debian kernel", 1000, false, map[string]string{sysctlUsernsClone: "0"}, causeUsernsClone},
+		{"setuid bwrap", 1000, true, map[string]string{}, causeSetuid},
+		{"container", 1000, false, map[string]string{sysctlMaxUserns: "15000"}, causeUnknown},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := &features{euid: tt.euid, setuid: tt.setuid, sysctls: tt.sysctls, path: "/usr/bin/bwrap"}
+			assert.Equal(t, tt.want, usernsCauseOf(f))
+			err := diagnoseUserns(f, "bwrap: No permissions to create new namespace")
+			assert.NotEmpty(t, err.Reason)
+			assert.NotEmpty(t, err.Fix)
+			assert.True(t, errors.Is(err, errors.ErrUnsupported))
+		})
+	}
+}
+
+func TestReadSysctls(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "kernel"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "user"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "kernel", "apparmor_restrict_unprivileged_userns"), []byte("1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "user", "max_user_namespaces"), []byte("63000\n"), 0o644))
+	assert.Equal(t, map[string]string{sysctlAppArmor: "1", sysctlMaxUserns: "63000"}, readSysctls(dir))
+	assert.Empty(t, readSysctls(filepath.Join(dir, "missing")))
+}
+
+func TestParseHelp(t *testing.T) {
+	assert.Equal(t, "0.8.0", parseVersion("bubblewrap 0.8.0\n"))
+	flags := parseFlags("usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n    --help   Print this help\n    --args FD   Parse\n    --disable-userns   Disable\n")
+	assert.Equal(t, map[string]bool{"--help": true, "--args": true, "--disable-userns": true}, flags)
+}
+
+func TestMapSignal(t *testing.T) {
+	tests := []struct {
+		in, code int
+		signal   string
+	}{
+		{0, 0, ""}, {1, 1, ""}, {128, 128, ""}, {129, -1, "hangup"}, {137, -1, "killed"}, {143, -1, "terminated"}, {192, -1, "signal 64"}, {193, 193, ""}, {255, 255, ""},
+	}
+	for _, tt := range tests {
+		r := &executor.Result{ExitCode: tt.in}
+		mapSignal(r)
+		assert.Equal(t, tt.code, r.ExitCode, "%d", tt.in)
+		assert.Equal(t, tt.signal, r.Signal, "%d", tt.in)
+	}
+}

@@ -1,0 +1,305 @@
+//go:build linux
+
+package bwrap
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// opKind says what one bwrap option does to the sandbox's file system.
+type opKind uint8
+
+const (
+	opOther   opKind = iota // no mount: namespaces, capabilities, --chdir
+	opBindRW                // --bind, --dev-bind: a read-write bind of a host path
+	opBindRO                // --ro-bind: a read-only bind of a host path
+	opFS                    // --tmpfs, --proc, --dev, --dir: a file system of the sandbox's own
+	opSymlink               // --symlink
+	opRemount               // --remount-ro
+)
+
+// option is one bwrap option with its operands, as the renderer emitted it.
+type option struct {
+	args []string
+	kind opKind
+	dest string
+	// check is set when the destination lies strictly inside a host bind
+	// made earlier: if it does not exist when the command starts, bwrap
+	// would create it on the host (inside a read-write bind) or fail
+	// (inside a read-only one), so Run looks first.
+	check bool
+	// placeholder is set for a mask of a path that does not exist by
+	// design (Profile.MountPoints): bwrap creates its mount point, and
+	// Run removes it afterwards.
+	placeholder bool
+	// parentRW is set when the destination's nearest enclosing mount is a
+	// read-write host bind.
+	parentRW bool
+	// of is, for --remount-ro, the index of the option that mounted dest.
+	of int
+}
+
+// arity is the number of operands of every option the renderer may emit
+// (those it emits today, and the mount and namespace options it could
+// reasonably add). Anything else is refused: the executor must know
+// where an option mounts to keep host paths from being created.
+var arity = map[string]int{
+	"--unshare-all": 0, "--share-net": 0, "--unshare-user": 0, "--unshare-pid": 0, "--unshare-net": 0,
+	"--unshare-ipc": 0, "--unshare-uts": 0, "--unshare-cgroup": 0, "--unshare-cgroup-try": 0,
+	"--new-session": 0, "--die-with-parent": 0, "--disable-userns": 0, "--clearenv": 0,
+	"--cap-drop": 1, "--proc": 1, "--dev": 1, "--tmpfs": 1, "--mqueue": 1, "--remount-ro": 1, "--chdir": 1,
+	"--dir": 1, "--hostname": 1, "--unsetenv": 1, "--perms": 1, "--size": 1,
+	"--bind": 2, "--ro-bind": 2, "--dev-bind": 2, "--bind-try": 2, "--ro-bind-try": 2, "--dev-bind-try": 2,
+	"--symlink": 2, "--setenv": 2, "--chmod": 2,
+}
+
+var kinds = map[string]opKind{
+	"--bind": opBindRW, "--dev-bind": opBindRW, "--bind-try": opBindRW, "--dev-bind-try": opBindRW,
+	"--ro-bind": opBindRO, "--ro-bind-try": opBindRO,
+	"--tmpfs": opFS, "--proc": opFS, "--dev": opFS, "--dir": opFS, "--mqueue": opFS,
+	"--symlink": opSymlink, "--remount-ro": opRemount,
+}
+
+// plan is what Run needs for one derived profile: the options parsed from
+// policyderive.Bwrap, which of them Run must look at on the host before
+// each start, the fidelity assessment, and the trees the protected-path
+// guard watches. Plans are cached by profile key; they are immutable.
+type plan struct {
+	key     string
+	options []option
+	// checks are the indexes of options with check set.
+	checks []int
+	// encoded is every option NUL-terminated, for --args, used when no
+	// option has to be left out.
+	encoded []byte
+	nargs   int
+	// placeholders are the masks of paths that do not exist by design,
+	// by destination: bwrap creates their mount points on the host.
+	placeholders map[string]policyderive.Mask
+
+	fidelity *policyderive.Fidelity
+	// gaps are every looser element, inherent ones included; blocking
+	// the ones strict mode refuses.
+	gaps, blocking []executor.Gap
+	looser         []policyderive.Element
+	guardTrees     []string
+}
+
+// UnknownOptionError reports a renderer argument the executor does not
+// know how to place; the renderer and the executor are out of step.
+type UnknownOptionError struct {
+	Option string
+}
+
+func (e *UnknownOptionError) Error() string {
+	return fmt.Sprintf("bwrap executor: policyderive.Bwrap emitted %q, which this executor does not know", e.Option)
+}
+
+// newPlan renders pr and parses the arguments. disableUserns adds
+// --disable-userns after --unshare-user.
+func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
+	args, fid := policyderive.Bwrap(pr)
+	placeholders := map[string]policyderive.Mask{}
+	for _, m := range pr.Placeholders() {
+		placeholders[m.Path] = m
+	}
+	ops, err := parseOptions(args, placeholders, disableUserns)
+	if err != nil {
+		return nil, err
+	}
+	pl := &plan{key: pr.Key(), options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}}
+	for i, op := range ops {
+		if op.check {
+			pl.checks = append(pl.checks, i)
+		}
+		if op.placeholder {
+			pl.placeholders[op.dest] = placeholders[op.dest]
+		}
+	}
+	pl.encoded, pl.nargs = encode(pl.options, nil)
+	assess(pl, pr)
+	return pl, nil
+}
+
+// parseOptions splits the renderer's arguments into options and marks
+// each destination that lies strictly inside an earlier host bind (check)
+// and the placeholders among them.
+func parseOptions(args []string, placeholders map[string]policyderive.Mask, disableUserns bool) ([]option, error) {
+	var ops []option
+	for i := 0; i < len(args); {
+		name := args[i]
+		n, ok := arity[name]
+		if !ok || i+n >= len(args) {
+			return nil, &UnknownOptionError{Option: name}
+		}
+		op := option{args: args[i : i+1+n : i+1+n], kind: kinds[name], of: -1}
+		if op.kind != opOther {
+			op.dest = args[i+n]
+		}
+		ops = append(ops, op)
+		if name == "--unshare-user" && disableUserns {
+			ops = append(ops, option{args: []string{"--disable-userns"}, of: -1})
+		}
+		i += 1 + n
+	}
+	for i := range ops {
+		op := &ops[i]
+		if op.kind == opOther {
+			continue
+		}
+		if op.kind == opRemount {
+			op.of = lastMount(ops[:i], op.dest, true)
+			continue
+		}
+		c := lastMount(ops[:i], op.dest, false)
+		if c < 0 {
+			continue // in the sandbox's own root (a tmpfs): creating it is harmless
+		}
+		cover := ops[c]
+		op.parentRW = cover.kind == opBindRW
+		if (cover.kind == opBindRW || cover.kind == opBindRO) && op.dest != cover.dest {
+			op.check = true
+			_, ok := placeholders[op.dest]
+			op.placeholder = ok && op.kind == opFS
+		}
+	}
+	return ops, nil
+}
+
+// lastMount returns the index of the last option in ops that mounts at or
+// above dest (exactly at dest when exact), or -1.
+func lastMount(ops []option, dest string, exact bool) int {
+	for i := len(ops) - 1; i >= 0; i-- {
+		o := ops[i]
+		if o.kind == opOther || o.kind == opRemount || o.kind == opSymlink {
+			continue
+		}
+		if exact && o.dest == dest || !exact && within(dest, o.dest) {
+			return i
+		}
+	}
+	return -1
+}
+
+// encode joins the options' arguments NUL-terminated, leaving out those
+// whose index is in skip; a --remount-ro of a skipped option goes too.
+func encode(ops []option, skip map[int]bool) ([]byte, int) {
+	n := 0
+	size := 0
+	for _, o := range ops {
+		for _, a := range o.args {
+			size += len(a) + 1
+		}
+	}
+	b := make([]byte, 0, size)
+	for i, o := range ops {
+		if skip[i] || o.kind == opRemount && skip[o.of] {
+			continue
+		}
+		for _, a := range o.args {
+			b = append(b, a...)
+			b = append(b, 0)
+			n++
+		}
+	}
+	return b, n
+}
+
+// assess turns the renderer's fidelity report into gaps, and adds what
+// the executor itself contributes.
+func assess(pl *plan, pr *policyderive.Profile) {
+	fid := pl.fidelity
+	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: string(executor.ControlProcessTree),
+		Detail: "a PID namespace: when the command's shell exits or is killed, bwrap's init and every process of the sandbox die with it (--die-with-parent), double-forked daemons included"})
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: string(executor.ControlProcInfo),
+		Detail: "a fresh /proc of the sandbox's PID namespace: host processes are not listed"})
+	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return strings.HasPrefix(r.Source, "protect[") }) {
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: policyderive.ControlProtect,
+			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
+	}
+	pl.looser = fid.Looser()
+	for _, e := range pl.looser {
+		pl.gaps = append(pl.gaps, gapOf(e))
+	}
+	for _, e := range fid.Blocking() {
+		pl.blocking = append(pl.blocking, gapOf(e))
+	}
+	for _, a := range pr.Write {
+		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
+			pl.guardTrees = append(pl.guardTrees, a.Path)
+		}
+	}
+}
+
+func gapOf(e policyderive.Element) executor.Gap {
+	reason := e.Subject + ": " + e.Detail
+	if e.Reason != "" {
+		reason += " (" + e.Reason + ")"
+	}
+	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
+		reason += "; to proceed: " + e.Remedy
+	}
+	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
+}
+
+// groupedGaps returns one gap per control; elements with the same detail
+// pattern and reason are merged into one sentence (every protect
+// pattern's "created while the command runs" element, for instance).
+func groupedGaps(els []policyderive.Element) []executor.Gap {
+	type group struct {
+		control string
+		els     []policyderive.Element
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, e := range els {
+		k := e.Control + "\x00" + e.Reason
+		if byKey[k] == nil {
+			byKey[k] = &group{control: e.Control}
+			groups = append(groups, byKey[k])
+		}
+		byKey[k].els = append(byKey[k].els, e)
+	}
+	var out []executor.Gap
+	index := map[string]int{}
+	for _, g := range groups {
+		reason := gapOf(g.els[0]).Reason
+		if len(g.els) > 1 {
+			var subjects []string
+			for _, e := range g.els {
+				subjects = append(subjects, e.Subject)
+			}
+			first := g.els[0]
+			detail := first.Detail
+			if first.Rule != "" {
+				detail = strings.Replace(detail, strings.TrimPrefix(first.Subject, first.Rule+" "), "them", 1)
+			}
+			reason = strings.Join(subjects, ", ") + ": " + detail
+			if first.Reason != "" {
+				reason += " (" + first.Reason + ")"
+			}
+		}
+		if i, ok := index[g.control]; ok {
+			out[i].Reason += "; " + reason
+			continue
+		}
+		index[g.control] = len(out)
+		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
+	}
+	return out
+}
+
+// within reports whether p is dir or lies below it; both absolute and
+// clean.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
