@@ -65,6 +65,11 @@ func NewChecker(p *Policy, root, home string) (*Checker, error) {
 			return nil, err
 		}
 	}
+	for i, pat := range c.p.SecretPaths() {
+		if err := add("system_secrets", i, pat, Deny, nil); err != nil {
+			return nil, err
+		}
+	}
 	for i, pat := range c.p.Protect.Patterns() {
 		if err := add("protect", i, pat, Deny, []Op{Write}); err != nil {
 			return nil, err
@@ -96,7 +101,8 @@ func (c *Checker) Root() string { return c.root }
 func (c *Checker) Home() string { return c.home }
 
 // Rules returns the effective ordered path rules: denied_paths (every op),
-// then the protected paths (write), then path_rules. Callers must not
+// then the system secrets (every op, see SystemSecrets), then the protected
+// paths (write), then path_rules. Callers must not
 // modify the result.
 func (c *Checker) Rules() []Rule { return c.rules }
 
@@ -175,6 +181,8 @@ func ruleReason(r *Rule, op Op) string {
 	switch {
 	case strings.HasPrefix(r.Source, "denied_paths"):
 		return fmt.Sprintf("the path matches the denied pattern %q and may not be read or written", r.Pattern.String())
+	case strings.HasPrefix(r.Source, "system_secrets"):
+		return fmt.Sprintf("%q holds host secrets and may not be read or written", r.Pattern.String())
 	case strings.HasPrefix(r.Source, "protect"):
 		return fmt.Sprintf("the path matches the protected pattern %q (files that run later outside the sandbox) and may not be written", r.Pattern.String())
 	}

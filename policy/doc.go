@@ -32,7 +32,8 @@
 // resolved path is inside the root or outside it.
 //
 // Rules are then tried in order: denied_paths (every op, always deny), the
-// protected paths (write deny, see Protect), then the first path_rules
+// host's system secrets such as /etc/shadow (every op, see SystemSecrets),
+// the protected paths (write deny, see Protect), then the first path_rules
 // entry whose pattern matches and whose ops include the op, then the
 // default (inside: read allow, write = Policy.Write; outside:
 // ReadOutside / WriteOutside). The Verdict names the deciding rule

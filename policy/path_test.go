@@ -419,3 +419,12 @@ func TestGlobEmptyStarSubtree(t *testing.T) {
 	}
 	assert.Equal(t, Allow, decidePath(t, c, "src/y", Read).Decision)
 }
+
+func TestSystemSecretsDenied(t *testing.T) {
+	tr := newTree(t)
+	c := mustChecker(t, Trusted.Policy(), tr)
+	v := decidePath(t, c, SystemSecrets()[0], Read)
+	assert.Equal(t, Deny, v.Decision)
+	assert.True(t, strings.HasPrefix(v.Rule, "system_secrets[0]"), v.Rule)
+	assert.Equal(t, Allow, decidePath(t, c, "/etc/hostname", Read).Decision, "the rest of /etc stays readable in trusted mode")
+}

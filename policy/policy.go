@@ -167,6 +167,19 @@ func DefaultSystem() []string {
 	return []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix/store", "/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/proc/self"}
 }
 
+// SystemSecrets returns the files under the system paths that hold host
+// secrets (password hashes, SSH host keys, sudo rules, TLS private keys).
+// They are denied for every op, in every mode, right after denied_paths
+// (source `system_secrets[i]`), so "/etc" is granted minus its secrets and
+// even trusted mode, which reads "/", cannot read them. Policy.Secrets
+// overrides the list.
+func SystemSecrets() []string {
+	if runtime.GOOS == "darwin" {
+		return []string{"/private/etc/master.passwd", "/private/etc/sudoers", "/private/etc/sudoers.d", "/private/etc/ssh/ssh_host_rsa_key", "/private/etc/ssh/ssh_host_ecdsa_key", "/private/etc/ssh/ssh_host_ed25519_key", "/private/var/db/sudo"}
+	}
+	return []string{"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d", "/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key", "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key", "/etc/ssl/private", "/etc/security/opasswd", "/etc/krb5.keytab"}
+}
+
 // Policy is the ACL a workspace enforces and the OS sandbox is derived from.
 // It is plain data; NewChecker validates and compiles it.
 //
@@ -202,6 +215,17 @@ type Policy struct {
 	System []string
 	// Protect selects the write-protected paths (cordon's addition).
 	Protect Protect
+	// Secrets lists host secret files denied for every op before any
+	// other rule; nil means SystemSecrets(), an empty list none.
+	Secrets []string
+}
+
+// SecretPaths returns Secrets, or SystemSecrets() when Secrets is nil.
+func (p *Policy) SecretPaths() []string {
+	if p.Secrets == nil {
+		return SystemSecrets()
+	}
+	return p.Secrets
 }
 
 // SystemPaths returns System, or DefaultSystem() when System is nil.
@@ -222,6 +246,9 @@ func (p *Policy) Clone() *Policy {
 		q.System = append([]string{}, p.System...)
 	}
 	q.Protect.Extra = append([]string(nil), p.Protect.Extra...)
+	if p.Secrets != nil {
+		q.Secrets = append([]string{}, p.Secrets...)
+	}
 	return &q
 }
 

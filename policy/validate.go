@@ -71,6 +71,9 @@ func (p *Policy) Validate() error {
 	for i, pat := range p.Protect.Extra {
 		checkPattern("protect", i+len(p.Protect.Patterns())-len(p.Protect.Extra), pat)
 	}
+	for i, pat := range p.Secrets {
+		checkPattern("system_secrets", i, pat)
+	}
 	for i, r := range p.PathRules {
 		checkPattern("path_rules", i, r.Pattern)
 		dec(fmt.Sprintf("path_rules[%d].action", i), r.Action)

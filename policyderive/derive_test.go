@@ -82,6 +82,7 @@ func TestDeriveMasks(t *testing.T) {
 	root, home := base+"/ws", base+"/home"
 	p := policy.Coding.Policy()
 	p.DeniedPaths = []string{".env*", "secrets/", "~/.ssh"}
+	p.Secrets = []string{}
 	pr, err := Derive(p, root, home, "", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{root + "/.env", root + "/.git/config", root + "/.git/hooks", root + "/.vscode", root + "/secrets", root + "/src/.env.local", root + "/sub/.git/hooks"}, maskPaths(pr))

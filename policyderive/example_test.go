@@ -29,6 +29,9 @@ func Example() {
 		return
 	}
 	for _, m := range pr.Masks {
+		if !strings.HasPrefix(m.Path, root+"/") {
+			continue // host secrets such as /etc/shadow are masked too
+		}
 		what := ""
 		if !m.Exists {
 			what = " (placeholder: it does not exist yet)"

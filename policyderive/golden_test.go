@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 func goldenTree(t *testing.T, base string, withRepo bool) {
 	dirs := []string{"ws/src", "ws/secrets", "ws/vendor/lib/.git/hooks", "home/.ssh", "home/.aws", "home/notes", "home/.cache/go-build", "home/reference", "sys/bin", "out"}
 	files := []string{"ws/src/main.go", "ws/.env", "ws/README.md", "ws/secrets/token", "ws/vendor/lib/.git/config", "ws/vendor/lib/lib.c",
-		"home/.ssh/id_ed25519", "home/.aws/credentials", "home/notes/todo.txt", "home/.bashrc", "home/reference/api.md", "sys/bin/sh", "out/report.txt"}
+		"home/.ssh/id_ed25519", "home/.aws/credentials", "home/notes/todo.txt", "home/.bashrc", "home/reference/api.md", "sys/bin/sh", "sys/shadow", "out/report.txt"}
 	if withRepo {
 		dirs = append(dirs, "ws/.git/hooks", "ws/.git/objects")
 		files = append(files, "ws/.git/config", "ws/.git/HEAD", "ws/.git/hooks/pre-commit.sample")
@@ -95,6 +95,7 @@ func TestGolden(t *testing.T) {
 			goldenTree(t, base, tc.repo)
 			p := tc.policy(base)
 			p.System = []string{base + "/sys", "/dev/null", "/dev/zero"}
+			p.Secrets = []string{base + "/sys/shadow"} // host-independent
 			var grants []policy.Grant
 			if tc.grants != nil {
 				grants = tc.grants(base)
