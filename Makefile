@@ -1,24 +1,96 @@
 # cordon — see README.md. The two commands: `make probe` and `make test`.
+#
+# Recipes are thin; the logic is in scripts/*.sh (each documents its knobs).
+# Provisioning (root with apt only): bubblewrap, docker.io, busybox-static;
+# a private dockerd under $(BUILD_DIR)/docker; a local busybox test image
+# built without any registry. Tests read DOCKER_HOST, CORDON_DOCKER_IMAGE,
+# CORDON_REQUIRE and CORDON_UNPRIVILEGED (see internal/testenv).
+
 GO ?= go
+BUILD_DIR ?= $(CURDIR)/build
+# Packages for go test, go vet and bench.
 PKGS ?= ./...
+# Extra go test flags, e.g. make test TESTFLAGS='-run Conformance -v'.
+TESTFLAGS ?=
+# Kernel-facing packages run a second time as uid 65534 (root only).
+# Packages that do not exist yet are skipped.
+UNPRIV_PKGS ?= ./executor/bwrap/ ./executor/landlock/
+# Backend packages whose conformance tests `make conformance` runs, and the
+# test name pattern of those tests (conformance.Run under TestConformance*).
+CONFORMANCE_PKGS ?= ./executor/ ./executor/landlock/ ./executor/bwrap/ ./executor/docker/ ./executor/seatbelt/ ./conformance/
+CONFORMANCE_RUN ?= Conformance
+# Fuzzing: targets are discovered in FUZZ_PKGS; each runs for FUZZTIME.
+FUZZ_PKGS ?= ./...
+FUZZTIME ?= 20s
+BENCH ?= .
+BENCHTIME ?= 1s
+CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+ACTIONLINT_VERSION ?= v1.7.12
+# auto (private dockerd as root), external (the caller's DOCKER_HOST), off.
+CORDON_DOCKER ?= auto
+# sandbox-probe arguments and an optional file for its output.
+PROBE_ARGS ?=
+PROBE_OUT ?=
 
-.PHONY: test bench fuzz lint cross probe
+export GO BUILD_DIR PKGS TESTFLAGS UNPRIV_PKGS CONFORMANCE_PKGS CONFORMANCE_RUN \
+	FUZZ_PKGS FUZZTIME CROSS_TARGETS \
+	ACTIONLINT_VERSION CORDON_DOCKER PROBE_ARGS PROBE_OUT
 
+S := scripts
+
+.PHONY: all test test-unpriv bench fuzz lint cross conformance probe \
+	provision docker-up docker-down clean help
+
+all: lint test
+
+## test: provision, go test ./... (private dockerd and test image), then the unprivileged run
 test:
-	$(GO) test -count=1 $(PKGS)
+	@$(S)/with-env.sh $(S)/test.sh
 
+## test-unpriv: only the second run of UNPRIV_PKGS as uid 65534 (root only)
+test-unpriv:
+	@$(S)/with-env.sh $(S)/unpriv.sh
+
+## bench: benchmarks of PKGS (BENCH, BENCHTIME), with the test environment
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	@$(S)/with-env.sh $(GO) test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCHTIME) -benchmem $(PKGS)
 
+## fuzz: every Fuzz* target in FUZZ_PKGS for FUZZTIME each
 fuzz:
-	@echo "fuzz targets are added with the policy package"
+	@$(S)/fuzz.sh
 
+## lint: gofmt check, go vet, actionlint (pinned), shellcheck
 lint:
-	@test -z "$$(gofmt -l .)" || { gofmt -l .; echo 'gofmt needed'; exit 1; }
-	$(GO) vet $(PKGS)
+	@$(S)/lint.sh
 
+## cross: build (and vet) for CROSS_TARGETS with CGO_ENABLED=0
 cross:
-	GOOS=linux GOARCH=amd64 $(GO) build $(PKGS)
+	@$(S)/cross.sh
 
+## conformance: the conformance tests of every backend package present
+conformance:
+	@$(S)/with-env.sh $(S)/conformance.sh
+
+## probe: provision, build build/bin/sandbox-probe (CGO_ENABLED=0) and run it
 probe:
-	@echo "sandbox-probe is not built yet"
+	@$(S)/probe.sh
+
+## provision: install missing packages (root with apt only)
+provision:
+	@$(S)/provision.sh test
+
+## docker-up: start the private dockerd and build the test image; leaves it running (. build/docker/env)
+docker-up:
+	@$(S)/docker.sh up && $(S)/docker.sh image && cat $(BUILD_DIR)/docker/env
+
+## docker-down: stop the private dockerd, its containerd and shims
+docker-down:
+	@$(S)/docker.sh down
+
+## clean: stop the private dockerd and remove the build directory
+clean: docker-down
+	rm -rf $(BUILD_DIR)
+
+## help: list the targets
+help:
+	@sed -n 's/^## //p' $(MAKEFILE_LIST)

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# provision.sh: install what the tests need, when this machine allows it.
+#
+#   scripts/provision.sh [test]   bubblewrap, docker.io, busybox-static, util-linux (setpriv)
+#   scripts/provision.sh lint     shellcheck
+#
+# Packages are installed only when missing and only as root with apt-get
+# (Debian, Ubuntu). Elsewhere (non-root, no apt, macOS) nothing is installed
+# and the reason is printed; a package that cannot be provisioned is an
+# error only when CORDON_REQUIRE names the backend that needs it.
+# CORDON_DOCKER=off skips everything Docker needs.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+what="${1:-test}"
+
+# missing_for_test prints "package:backend" for every missing facility.
+missing_for_test() {
+	have bwrap || echo "bubblewrap:bwrap"
+	if [ "${CORDON_DOCKER:-auto}" != off ]; then
+		# A host that already has a Docker Engine (docker-ce on a CI runner)
+		# keeps it: installing docker.io beside it would conflict.
+		have dockerd || echo "docker.io:docker"
+		have docker || have dockerd || echo "docker.io:docker"
+		static_busybox >/dev/null || echo "busybox-static:docker"
+	fi
+	have setpriv || echo "util-linux:unprivileged"
+}
+
+case "$what" in
+test)
+	if ! is_linux; then
+		log "provision: nothing to install on $(uname -s) (the Linux backends do not apply here)"
+		exit 0
+	fi
+	missing="$(missing_for_test | sort -u)"
+	if [ -z "$missing" ]; then
+		log "provision: bubblewrap, dockerd, static busybox and setpriv are present"
+		exit 0
+	fi
+	pkgs="$(printf '%s\n' "$missing" | cut -d: -f1 | sort -u | tr '\n' ' ')"
+	if ! can_apt; then
+		for m in $missing; do
+			backend="${m#*:}"
+			if required "$backend"; then
+				die "provision: $backend needs package ${m%%:*}, which cannot be installed here: $(why_no_apt)"
+			fi
+		done
+		log "provision: skipped installing $pkgs: $(why_no_apt); tests needing them will skip"
+		exit 0
+	fi
+	start="$(now)"
+	# shellcheck disable=SC2086 # word splitting of the package list is intended
+	if ! apt_install $pkgs; then
+		for m in $missing; do
+			if required "${m#*:}"; then
+				die "provision: apt-get install $pkgs failed and CORDON_REQUIRE names ${m#*:}"
+			fi
+		done
+		warn "provision: apt-get install $pkgs failed; tests needing them will skip"
+		exit 0
+	fi
+	log "provision: installed $pkgs in $(since "$start")"
+	;;
+lint)
+	if have shellcheck; then
+		exit 0
+	fi
+	if can_apt; then
+		apt_install shellcheck || warn "provision: could not install shellcheck; shell scripts are not checked"
+	else
+		log "provision: shellcheck not installed ($(why_no_apt)); shell scripts are not checked"
+	fi
+	;;
+*)
+	die "provision: unknown target \"$what\" (want test or lint)"
+	;;
+esac

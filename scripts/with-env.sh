@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# with-env.sh: provision, bring up the test Docker engine and image, run a
+# command with the environment that tells tests where things are, and stop
+# the engine afterwards (also on failure or interrupt).
+#
+#   scripts/with-env.sh COMMAND [ARG...]
+#
+# Environment for COMMAND (when Docker could be provided):
+#   DOCKER_HOST          unix:// socket of the private dockerd
+#   CORDON_DOCKER_IMAGE  the local test image (busybox, imported, no registry)
+# plus whatever the caller set (CORDON_REQUIRE is passed through).
+#
+# Knobs: CORDON_PROVISION=0 skips package installation; CORDON_DOCKER=off
+# skips Docker, =external uses the caller's DOCKER_HOST engine, =auto (the
+# default) starts a private dockerd when root with dockerd installed.
+# A dockerd that was already running (make docker-up) is reused and left
+# running; one started here is stopped here.
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+[ "$#" -gt 0 ] || die "usage: scripts/with-env.sh COMMAND [ARG...]"
+scripts="$CORDON_ROOT/scripts"
+started=
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup() {
+	if [ -n "$started" ]; then
+		"$scripts/docker.sh" down || warn "stopping the private dockerd failed; run make docker-down"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+t0="$(now)"
+if [ "${CORDON_PROVISION:-1}" != 0 ]; then
+	"$scripts/provision.sh" test
+fi
+t1="$(now)"
+
+docker_mode="${CORDON_DOCKER:-auto}"
+if [ "$docker_mode" = off ]; then
+	log "docker: skipped: CORDON_DOCKER=off"
+elif ! is_linux && [ "$docker_mode" != external ]; then
+	log "docker: skipped: no private dockerd on $(uname -s)"
+else
+	if [ "$docker_mode" = external ] || ! "$scripts/docker.sh" status >/dev/null 2>&1; then
+		[ "$docker_mode" = external ] || started=1
+	fi
+	rc=0
+	"$scripts/docker.sh" up || rc=$?
+	if [ "$rc" -eq 2 ]; then
+		started=
+	elif [ "$rc" -ne 0 ]; then
+		exit "$rc"
+	else
+		t2="$(now)"
+		rc=0
+		"$scripts/docker.sh" image || rc=$?
+		[ "$rc" -eq 0 ] || [ "$rc" -eq 2 ] || exit "$rc"
+		log "timing: dockerd $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1fs", b - a }'), image + check $(since "$t2")"
+		set -a
+		# shellcheck source=/dev/null
+		. "$BUILD_DIR/docker/env"
+		set +a
+	fi
+	[ "$docker_mode" != external ] || started=
+fi
+log "timing: packages $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1fs", b - a }'), provisioning in all $(since "$t0")"
+log "env: DOCKER_HOST=${DOCKER_HOST:-} CORDON_DOCKER_IMAGE=${CORDON_DOCKER_IMAGE:-} CORDON_REQUIRE=${CORDON_REQUIRE:-}"
+
+rc=0
+"$@" || rc=$?
+exit "$rc"
