@@ -718,11 +718,15 @@ func (dv *derivation) defaultShift() {
 // maxSocketEntries bounds the walk of /run for sockets.
 const maxSocketEntries = 20000
 
+// runDir is where the host's daemon sockets live; tests point it elsewhere
+// so golden files do not depend on the host's running daemons.
+var runDir = "/run"
+
 // sockets hides the Unix sockets under /run when a read grant exposes
 // /run: a read-only mount does not stop connect(2), and /run holds the
 // sockets of system daemons (the Docker socket among them).
 func (dv *derivation) sockets() {
-	run, err := filepath.EvalSymlinks("/run")
+	run, err := filepath.EvalSymlinks(runDir)
 	if err != nil || !dv.inRegion(run, policy.Read) || dv.inRegion(run, policy.Write) {
 		return
 	}

@@ -88,6 +88,9 @@ var goldenCases = []goldenCase{
 }
 
 func TestGolden(t *testing.T) {
+	saved := runDir
+	runDir = t.TempDir() // no host daemon sockets in the golden files
+	t.Cleanup(func() { runDir = saved })
 	for _, tc := range goldenCases {
 		t.Run(tc.name, func(t *testing.T) {
 			base, err := filepath.EvalSymlinks(t.TempDir())
