@@ -157,3 +157,11 @@ func (c Capabilities) Gap(ctl Control) (Gap, bool) {
 	}
 	return Gap{}, false
 }
+
+// TempDirer is implemented by executors whose commands must use a
+// particular temporary directory: the landlock backend's private directory
+// (the host's /tmp is not granted), the private /tmp of bwrap and docker.
+// The workspace sets TMPDIR to it unless the user set TMPDIR explicitly.
+type TempDirer interface {
+	TempDir() string
+}

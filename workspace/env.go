@@ -2,6 +2,8 @@ package workspace
 
 import (
 	"os"
+
+	"github.com/cordon-sandbox/cordon/executor"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -23,7 +25,8 @@ func allowedEnv(k string) bool {
 // commandEnv builds the complete environment of a command: the allowlisted
 // (or, with WithInheritEnv, every) host variable as it was when Local ran,
 // HOME set to the workspace's home (removed when the home is unknown),
-// the WithEnv additions on top, then the root's virtualenv activated unless
+// TMPDIR set to the executor's temporary directory when it has one
+// (executor.TempDirer), the WithEnv additions on top, then the root's virtualenv activated unless
 // WithEnv set PATH.
 func (w *Workspace) commandEnv() []string {
 	m := make(map[string]string, len(envAllowlist)+len(w.env)+2)
@@ -43,6 +46,11 @@ func (w *Workspace) commandEnv() []string {
 	}
 	if m["PATH"] == "" {
 		m["PATH"] = defaultPath
+	}
+	if td, ok := w.exec.(executor.TempDirer); ok {
+		if dir := td.TempDir(); dir != "" {
+			m["TMPDIR"] = dir
+		}
 	}
 	for k, v := range w.env {
 		m[k] = v

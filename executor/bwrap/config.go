@@ -134,3 +134,8 @@ func (e *SetupError) Error() string {
 
 // Unwrap returns ErrSetup.
 func (e *SetupError) Unwrap() error { return ErrSetup }
+
+// TempDir returns "/tmp": every command gets a private, empty /tmp, so a
+// TMPDIR inherited from the host would name a directory that does not
+// exist in the sandbox. It implements executor.TempDirer.
+func (x *Executor) TempDir() string { return "/tmp" }
