@@ -34,7 +34,10 @@ const requestTimeout = 30 * time.Second
 // System, so that commands may read and execute the probe.
 func (c *caseRun) policyFor(m policy.Mode) *policy.Policy {
 	p := m.Policy()
-	p.System = append(policy.DefaultSystem(), c.probe.dir)
+	p.System = policy.DefaultSystem()
+	if c.probe.dir != "" { // cases that need no probe have none
+		p.System = append(p.System, c.probe.dir)
+	}
 	return p
 }
 
