@@ -16,7 +16,10 @@
 # Knobs: UNPRIV_PKGS (default ./executor/bwrap/ ./executor/landlock/;
 # packages that do not exist yet are skipped), UNPRIV_UID / UNPRIV_GID
 # (default 65534), UNPRIV_TESTFLAGS (extra test binary flags, e.g. -test.v),
-# UNPRIV_TIMEOUT (default 10m), MODULE_DIR (default the cordon checkout).
+# UNPRIV_TIMEOUT (default 10m), MODULE_DIR (default the cordon checkout),
+# UNPRIV_CGO (CGO_ENABLED for these test binaries, default 0, so that the
+# landlock helper's pure-Go path is tested here and its C path in the
+# first run).
 # Elsewhere (not root, not Linux, no setpriv) it prints why it skips and
 # exits 0 — unless CORDON_REQUIRE names a backend and we are root on Linux
 # without setpriv, which is an error.
@@ -102,7 +105,9 @@ for pkg in $pkgs; do
 	fi
 	ip="$(cd "$mod" && "$GO" list -f '{{.ImportPath}}' "$pkg")"
 	bin="$work/bin/$(printf '%s' "$ip" | tr '/.' '__').test"
-	if ! (cd "$mod" && "$GO" test -c -o "$bin" "$pkg" >/dev/null); then
+	# CGO_ENABLED=0: the first run (cgo) covers the landlock helper's C
+	# constructor; this one covers its pure-Go path (Init).
+	if ! (cd "$mod" && CGO_ENABLED="${UNPRIV_CGO:-0}" "$GO" test -c -o "$bin" "$pkg" >/dev/null); then
 		printf 'FAIL\t%s [build failed]\n' "$ip"
 		fail=1
 		continue

@@ -21,43 +21,49 @@
 // openat2 RESOLVE_NO_SYMLINKS so that a link that appeared since the
 // derivation is never granted through).
 //
-// The ruleset is then applied on a dedicated launcher thread
-// (internal/launcher): a goroutine locked to its OS thread for good, whose
-// setup function — once — drops every capability (bounding, ambient,
-// inheritable, permitted and effective sets), sets PR_SET_NO_NEW_PRIVS,
-// installs the seccomp filter with seccomp(2) and flags 0, and calls
-// landlock_restrict_self(fd, flags) without LANDLOCK_RESTRICT_SELF_TSYNC,
-// all for that thread alone. The thread then only forks: Go clones a
-// child from the calling thread, and the Landlock domain, the filter,
-// no_new_privs and the capability sets are per-task state a clone copies,
-// so every command starts restricted at the cost of a bare fork+exec of
-// /bin/sh -c. The host process's other threads stay unrestricted: the Go
-// runtime never runs another goroutine on a locked thread and never clones
-// a new thread from it (it asks its template thread instead; see the
-// launcher package for the runtime code that guarantees both).
-// TestHostStaysUnrestricted checks it from outside: after commands ran,
-// fresh host threads read and write outside every grant and use the
-// network, only launcher threads show "Seccomp: 2", and they are gone
-// after Close.
+// The host process is never restricted. Each command runs as the sandbox
+// helper: the host binary itself, re-executed through /proc/self/exe
+// under the name "cordon-landlock-sandbox" with an empty environment,
+// the ruleset as descriptor 3 and the seccomp program, the command's
+// environment and argv on its command line. The program's main calls
+// Init first thing (tests call it in TestMain; New fails with ErrNoInit
+// otherwise); in the helper Init locks its thread, drops every
+// capability (bounding, ambient, inheritable, permitted and effective
+// sets), sets PR_SET_NO_NEW_PRIVS, installs the seccomp filter and calls
+// landlock_restrict_self(3, flags) — each for that thread — closes the
+// descriptor and executes /bin/sh -c with the command's environment. The
+// exec leaves only the restricted thread. Each command thereby gets a
+// Landlock domain of its own that nothing in the host shares: Landlock's
+// ptrace and signal scoping keep it away from the host process (its
+// memory, environment and descriptors through /proc, and signals) and
+// from other commands. TestCommandCannotReadHostMemory,
+// TestCommandCannotReadHostEnviron and TestCommandCannotSignalHost check
+// this from outside, each with an unsandboxed twin that succeeds.
 //
-// Launchers are cached by ruleset (Config.Launchers, least recently used
+// Rulesets are cached by profile (Config.Rulesets, least recently used
 // first out). The cache key is the rendered layer — handled rights, every
 // rule with the device and inode its path names now, the port rules — and
 // the filter, so a path replaced since gets a fresh ruleset. Closing a
-// launcher ends its thread; commands forked from it keep running.
+// ruleset closes its descriptor; commands started with it keep their
+// restriction.
 //
-// # Why not a re-exec helper
+// # Why a helper and not a restricted host thread
 //
-// DESIGN §5 and the issue suggest re-executing the host binary as a helper
-// that restricts itself and execs /bin/sh. The launcher thread gives the
-// same isolation without the second exec of a large Go binary (which
-// would add a second exec of a large binary to every command and require every host program to
-// call an Init function first thing in main): nothing here needs
-// landlock.Init or a registered entry point. It is the shape Go itself
-// adopts: go-landlock's NewRulesetFD documents that Go 1.28's
-// SysProcAttr.UseLandlock applies such a descriptor in the fork child. The
-// one thing a helper could do that a launcher cannot is grant the child
-// its own /proc/self, see Gaps.
+// An earlier version restricted a dedicated, locked thread of the host
+// process and forked commands from it, saving the helper's exec. That is
+// unsound: the command inherits exactly that thread's domain, and
+// Landlock lets a task ptrace and signal tasks of its own domain, so a
+// command could read and write the host's memory through
+// /proc/PPID/task/TID/mem and kill the host. A domain of the command's
+// own needs landlock_restrict_self in the child, between fork and exec,
+// which Go's os/exec cannot run: hence the helper. With cgo (and glibc)
+// a C constructor in this package does the helper's work when the dynamic
+// loader starts the re-executed binary, before the Go runtime exists, so
+// a command costs two execs (this binary, then /bin/sh) and no Go
+// start-up; without cgo Init does it after the Go runtime and the host
+// binary's package initialisers ran, which costs a few milliseconds more
+// (see the README's performance section). Both paths are tested: make
+// test runs this package with cgo, and its unprivileged run without.
 //
 // Go's restriction of the whole process (go-landlock's Restrict, which
 // uses TSYNC or libpsx over all threads) is never called.
@@ -115,12 +121,13 @@
 //     out of the command's tree (its parent exits first) survives the
 //     command (internal/procgroup's caveat); it keeps every restriction.
 //   - proc-info: /proc/self names the process that opens it, and the
-//     ruleset is applied before the command exists, so the command's own
+//     ruleset is built once per profile, before the command exists, so its own
 //     /proc/<pid> cannot be granted alone: /proc is granted read-only as a
 //     whole. Command lines, status and statistics of host processes and
 //     system-wide /proc files are readable; Landlock's ptrace scoping
 //     still denies environ, mem, maps, fd and the cwd, root and exe links
-//     of every process outside the sandbox.
+//     of every process outside the command's own domain, the host
+//     included.
 //
 // The probe's chmod-outside and denied-new-file conformance cases are
 // reported as these declared gaps.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -27,9 +26,9 @@ import (
 // Backend is the executor's name in Capabilities and errors.
 const Backend = "landlock"
 
-// DefaultLaunchers is the number of launcher threads (one per distinct
-// ruleset) kept when Config.Launchers is 0.
-const DefaultLaunchers = 4
+// DefaultRulesets is the number of built rulesets (one per distinct
+// profile) kept when Config.Rulesets is 0.
+const DefaultRulesets = 8
 
 // Config configures an Executor. The zero value is strict, protects with
 // the guard and uses the kernel's Landlock ABI.
@@ -51,9 +50,9 @@ type Config struct {
 	// MaxABI caps the Landlock ABI used (0: the kernel's), to reproduce
 	// an older kernel's enforcement on a newer one.
 	MaxABI int
-	// Launchers is the number of launcher threads kept, one per distinct
-	// ruleset; 0 means DefaultLaunchers.
-	Launchers int
+	// Rulesets is the number of built rulesets kept, one per distinct
+	// profile (each is one open descriptor); 0 means DefaultRulesets.
+	Rulesets int
 	// WaitDelay bounds how long output is still read after the command
 	// exited and its process group was killed; 0 means one second.
 	WaitDelay time.Duration
@@ -72,7 +71,7 @@ func (c Config) Validate() error {
 		value any
 	}{
 		{c.MaxABI < 0, "MaxABI", c.MaxABI},
-		{c.Launchers < 0, "Launchers", c.Launchers},
+		{c.Rulesets < 0, "Rulesets", c.Rulesets},
 		{c.WaitDelay < 0, "WaitDelay", c.WaitDelay},
 	}
 	for _, ch := range checks {
@@ -85,14 +84,14 @@ func (c Config) Validate() error {
 
 // Executor runs commands under Landlock, a seccomp filter and the
 // protected-path guard. Use New; an Executor is safe for concurrent use.
-// Close releases its launcher threads, caches and temporary directory.
+// Close releases its rulesets, caches and temporary directory.
 type Executor struct {
-	cfg       Config
-	log       *slog.Logger
-	feat      features
-	deriver   *policyderive.Deriver
-	tmp       string
-	launchers *launcherCache
+	cfg      Config
+	log      *slog.Logger
+	feat     features
+	deriver  *policyderive.Deriver
+	tmp      string
+	rulesets *rulesetCache
 
 	gmu    sync.Mutex
 	guards map[string]*guardEntry
@@ -128,20 +127,23 @@ func New(cfg Config) (*Executor, error) {
 		return nil, &executor.UnavailableError{Backend: Backend, Reason: fmt.Sprintf("Landlock is Linux-only (this is %s)", runtime.GOOS),
 			Fix: "use the seatbelt backend on macOS or the docker backend", Err: errors.ErrUnsupported}
 	}
+	if !initCalled.Load() {
+		return nil, fmt.Errorf("landlock executor: %w", ErrNoInit)
+	}
 	log := cmp.Or(cfg.Logger, slog.Default())
 	tmp, err := os.MkdirTemp("", "cordon-landlock-")
 	if err != nil {
 		return nil, fmt.Errorf("landlock executor: private temporary directory: %w", err)
 	}
 	x := &Executor{
-		cfg:       cfg,
-		log:       log,
-		feat:      detect(),
-		deriver:   policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
-		tmp:       tmp,
-		launchers: newLauncherCache(cmp.Or(cfg.Launchers, DefaultLaunchers)),
-		guards:    map[string]*guardEntry{},
-		closed:    make(chan struct{}),
+		cfg:      cfg,
+		log:      log,
+		feat:     detect(),
+		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		tmp:      tmp,
+		rulesets: newRulesetCache(cmp.Or(cfg.Rulesets, DefaultRulesets)),
+		guards:   map[string]*guardEntry{},
+		closed:   make(chan struct{}),
 	}
 	log.Debug("landlock executor", "abi", x.feat.abi, "errata", x.feat.errata, "seccomp", x.feat.seccomp, "tmp", tmp)
 	return x, nil
@@ -162,23 +164,23 @@ func (x *Executor) ABI() int {
 // use this directory sets TMPDIR to it in Request.Env.
 func (x *Executor) TempDir() string { return x.tmp }
 
-// Close stops the launcher threads (running commands are unaffected),
+// Close closes the cached rulesets (running commands are unaffected),
 // releases the derivation cache and removes the temporary directory.
 func (x *Executor) Close() error {
 	var err error
 	x.closeOnce.Do(func() {
 		close(x.closed)
-		x.launchers.close()
+		x.rulesets.close()
 		err = errors.Join(x.deriver.Close(), os.RemoveAll(x.tmp))
 	})
 	return err
 }
 
-// run is one prepared command: its spec, guard and launcher.
+// run is one prepared command: its spec, guard and ruleset.
 type run struct {
 	x     *Executor
 	spec  *procgroup.Spec
-	ref   *launcherRef
+	ref   *rulesetRef
 	guard *protectguard.Guard
 	// notes are violations found before the command started and guard
 	// problems, for Result.Violations.
@@ -193,7 +195,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 		return nil, err
 	}
 	res, err := procgroup.Run(ctx, r.spec)
-	x.launchers.release(r.ref)
+	x.rulesets.release(r.ref)
 	vs := r.end(ctx)
 	if err != nil {
 		return nil, x.startError(err)
@@ -214,7 +216,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	}
 	r.spec.Timeout = 0
 	p, err := procgroup.Start(ctx, r.spec)
-	x.launchers.release(r.ref)
+	x.rulesets.release(r.ref)
 	if err != nil {
 		r.end(ctx)
 		return nil, x.startError(err)
@@ -229,14 +231,14 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 }
 
 // prepare derives and assesses the profile, refuses it in strict mode
-// when it cannot be enforced, starts the guard and acquires the launcher.
+// when it cannot be enforced, starts the guard and acquires the ruleset.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
 	if err := validate(req); err != nil {
 		return nil, err
 	}
 	select {
 	case <-x.closed:
-		return nil, fmt.Errorf("landlock executor: %w", launcher.ErrClosed)
+		return nil, fmt.Errorf("landlock executor: %w", errClosed)
 	default:
 	}
 	if err := ctx.Err(); err != nil {
@@ -273,13 +275,13 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		}
 	}
 	key := pl.key()
-	ref, built, err := x.launchers.acquire(key, func() (*launcher.Launcher, error) { return newLauncher(pl, x.log) })
+	ref, built, err := x.rulesets.acquire(key, func() (*ruleset, error) { return newRuleset(pl, x.log) })
 	if err != nil {
 		r.end(ctx)
-		return nil, fmt.Errorf("landlock executor: starting the sandbox thread: %w", err)
+		return nil, fmt.Errorf("landlock executor: building the ruleset: %w", err)
 	}
 	if built {
-		x.log.Debug("landlock: new launcher", "key", key[:12], "rules", len(pl.ruleset.FS), "abi", pl.abi, "filter", fmt.Sprintf("%+v", pl.filter))
+		x.log.Debug("landlock: new ruleset", "key", key[:12], "rules", len(pl.ruleset.FS), "abi", pl.abi, "filter", fmt.Sprintf("%+v", pl.filter))
 	}
 	r.ref = ref
 	limit := req.OutputLimit
@@ -290,15 +292,21 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if env == nil {
 		env = []string{}
 	}
+	// The command runs as the sandbox helper (Init): this binary,
+	// re-executed with an empty environment, restricts itself and then
+	// executes /bin/sh -c with req.Env. It gets a Landlock domain of its
+	// own, so nothing in this process is within its reach.
 	r.spec = &procgroup.Spec{
-		Path:        executor.Shell,
-		Args:        []string{"sh", "-c", req.Command},
-		Env:         env,
+		Path:        "/proc/self/exe",
+		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, env, executor.Shell, []string{"sh", "-c", req.Command}),
+		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
 		OutputLimit: limit,
 		WaitDelay:   x.cfg.WaitDelay,
-		Launcher:    ref.l,
+	}
+	if ref.rs.file != nil {
+		r.spec.ExtraFiles = []*os.File{ref.rs.file}
 	}
 	return r, nil
 }
@@ -385,7 +393,7 @@ func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guar
 	return g, nil
 }
 
-// key identifies the launcher a plan needs: the ruleset's rights and
+// key identifies the ruleset a plan needs: the ruleset's rights and
 // rules — each path with the inode it names now, so a path replaced since
 // gets a new ruleset — and the filter.
 func (pl *plan) key() string {

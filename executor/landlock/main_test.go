@@ -27,6 +27,7 @@ import (
 const helperEnv = "CORDON_LANDLOCK_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	landlock.Init()
 	probe.MaybeRun()
 	if os.Getenv(helperEnv) == "1" {
 		fmt.Println(helper(os.Args[1:]))
@@ -147,7 +148,6 @@ func helperBinary(t *testing.T) (dir, path string) {
 
 // newExecutor returns an executor, skipping (or failing, when
 // CORDON_REQUIRE names landlock) where Landlock is unavailable.
-// internal/testenv does not exist yet; this is its contract in small.
 func newExecutor(t *testing.T, cfg landlock.Config) *landlock.Executor {
 	t.Helper()
 	x, err := landlock.New(cfg)

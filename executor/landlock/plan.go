@@ -116,7 +116,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	}
 
 	// /proc/self names the process that opens it, and the ruleset is
-	// applied on the launcher thread before any command exists, so the
+	// built once per profile, before any command exists, so the
 	// command's own /proc/<pid> cannot be granted alone.
 	if pp := rs.PerProcessRules(); len(pp) > 0 && rs.ABI > 0 {
 		pl.procRule = true

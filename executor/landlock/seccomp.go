@@ -3,8 +3,7 @@ package landlock
 import "fmt"
 
 // The seccomp filter is built here as data (classic BPF over struct
-// seccomp_data) and installed on the launcher thread by the Linux back
-// file; seccomp_test.go runs it in a small BPF interpreter.
+// seccomp_data) and installed by the sandbox helper (helper_linux.go); seccomp_test.go runs it in a small BPF interpreter.
 
 // Classic BPF opcodes used by the filter (linux/filter.h, linux/bpf_common.h).
 const (

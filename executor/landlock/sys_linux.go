@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
-
-	"github.com/cordon-sandbox/cordon/internal/launcher"
 )
 
 const supported = true
@@ -47,12 +46,11 @@ const landlockFileRights = ll.AccessFSExecute | ll.AccessFSWriteFile | ll.Access
 // procAccess is what the /proc rule grants: reading and listing.
 const procAccess = ll.AccessFSReadFile | ll.AccessFSReadDir
 
-// newLauncher builds the plan's Landlock ruleset and seccomp filter in this
-// (unrestricted) process and starts a launcher thread that applies them to
-// itself only: no_new_privs, no capabilities, the filter, then
-// landlock_restrict_self without TSYNC. Every command forked from the
-// thread starts restricted.
-func newLauncher(pl *plan, log *slog.Logger) (*launcher.Launcher, error) {
+// newRuleset builds the plan's Landlock ruleset and seccomp filter in this
+// (unrestricted) process, for the sandbox helper to apply to itself (see
+// Init): no_new_privs, no capabilities, the filter, then
+// landlock_restrict_self, and then the exec of the command.
+func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	ins, err := buildFilter(pl.filter, runtime.GOARCH)
 	if err != nil {
 		return nil, err
@@ -61,44 +59,45 @@ func newLauncher(pl *plan, log *slog.Logger) (*launcher.Launcher, error) {
 	for _, i := range ins {
 		prog = append(prog, unix.SockFilter{Code: i.code, Jt: i.jt, Jf: i.jf, K: i.k})
 	}
-	fd, flags := -1, uint32(0)
-	if rs := pl.ruleset; rs.ABI > 0 {
-		var netRules []landlock.Rule
-		for _, nr := range rs.Net {
-			if nr.Access&ll.AccessNetBindTCP != 0 {
-				netRules = append(netRules, landlock.BindTCP(nr.Port))
-			}
-			if nr.Access&ll.AccessNetConnectTCP != 0 {
-				netRules = append(netRules, landlock.ConnectTCP(nr.Port))
-			}
+	out := &ruleset{filter: encodeFilter(prog)}
+	rs := pl.ruleset
+	if rs.ABI == 0 {
+		return out, nil
+	}
+	var netRules []landlock.Rule
+	for _, nr := range rs.Net {
+		if nr.Access&ll.AccessNetBindTCP != 0 {
+			netRules = append(netRules, landlock.BindTCP(nr.Port))
 		}
-		fd, flags, err = rs.Config().NewRulesetFD(netRules...)
-		if err != nil {
-			return nil, fmt.Errorf("creating the Landlock ruleset: %w", err)
-		}
-		if fd >= 0 {
-			for _, r := range rs.FS {
-				if r.PerProcess {
-					continue
-				}
-				if err := addPathRule(fd, r.Path, r.Access, log); err != nil {
-					unix.Close(fd)
-					return nil, err
-				}
-			}
-			if pl.procRule {
-				if err := addPathRule(fd, "/proc", procAccess&rs.HandledFS, log); err != nil {
-					unix.Close(fd)
-					return nil, err
-				}
-			}
+		if nr.Access&ll.AccessNetConnectTCP != 0 {
+			netRules = append(netRules, landlock.ConnectTCP(nr.Port))
 		}
 	}
-	l, err := launcher.New(func() error { return restrictThread(fd, flags, prog) })
-	if fd >= 0 {
-		unix.Close(fd)
+	fd, flags, err := rs.Config().NewRulesetFD(netRules...)
+	if err != nil {
+		return nil, fmt.Errorf("creating the Landlock ruleset: %w", err)
 	}
-	return l, err
+	if fd < 0 {
+		return out, nil
+	}
+	for _, r := range rs.FS {
+		if r.PerProcess {
+			continue
+		}
+		if err := addPathRule(fd, r.Path, r.Access, log); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+	}
+	if pl.procRule {
+		if err := addPathRule(fd, "/proc", procAccess&rs.HandledFS, log); err != nil {
+			unix.Close(fd)
+			return nil, err
+		}
+	}
+	out.file = os.NewFile(uintptr(fd), "landlock-ruleset")
+	out.flags = flags
+	return out, nil
 }
 
 // addPathRule grants access beneath path. The path is opened without
@@ -141,7 +140,8 @@ func addPathRule(rulesetFD int, path string, access landlock.AccessFSSet, log *s
 	return nil
 }
 
-// restrictThread runs on the launcher thread, once: it drops every
+// restrictThread runs in the sandbox helper before it executes the
+// command, on its locked thread: it drops every
 // capability, sets no_new_privs, installs the seccomp filter and enforces
 // the Landlock ruleset, each for the calling thread only.
 func restrictThread(rulesetFD int, flags uint32, prog []unix.SockFilter) error {

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
-
-	"github.com/cordon-sandbox/cordon/internal/launcher"
 )
+
+func helperArgs(rulesetFD int, flags uint32, filter string, env []string, path string, argv []string) []string {
+	return nil
+}
 
 const supported = false
 
@@ -17,7 +19,7 @@ func detect() features {
 	return features{arch: runtime.GOARCH, errata: -1, seccompWhy: "seccomp is Linux-only"}
 }
 
-func newLauncher(pl *plan, log *slog.Logger) (*launcher.Launcher, error) {
+func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	return nil, fmt.Errorf("landlock: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
 }
 

@@ -1,0 +1,122 @@
+package landlock
+
+import (
+	"errors"
+	"os"
+	"sync"
+)
+
+// errClosed is returned after Close.
+var errClosed = errors.New("executor closed")
+
+// ruleset is what the sandbox helper applies: the Landlock ruleset
+// descriptor (nil without a Landlock layer), landlock_restrict_self's
+// flags and the seccomp program in helperArgs' form.
+type ruleset struct {
+	file   *os.File
+	flags  uint32
+	filter string
+}
+
+func (r *ruleset) fd() int {
+	if r.file == nil {
+		return -1
+	}
+	return helperRulesetFD
+}
+
+func (r *ruleset) close() {
+	if r.file != nil {
+		r.file.Close()
+	}
+}
+
+// rulesetCache keeps the rulesets of the most recently used plans, so a
+// ruleset is built once per profile. A ruleset evicted while a start is
+// using it is closed when that start releases it; commands already
+// started keep their own restriction.
+type rulesetCache struct {
+	mu     sync.Mutex
+	max    int
+	tick   uint64
+	m      map[string]*rulesetRef
+	closed bool
+}
+
+type rulesetRef struct {
+	key     string
+	rs      *ruleset
+	refs    int
+	used    uint64
+	evicted bool
+}
+
+func newRulesetCache(max int) *rulesetCache {
+	return &rulesetCache{max: max, m: map[string]*rulesetRef{}}
+}
+
+// acquire returns the ruleset for key, building it when missing, and
+// whether it was built. Call release when the start is done.
+func (c *rulesetCache) acquire(key string, build func() (*ruleset, error)) (*rulesetRef, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, false, errClosed
+	}
+	c.tick++
+	if r := c.m[key]; r != nil {
+		r.refs++
+		r.used = c.tick
+		return r, false, nil
+	}
+	rs, err := build()
+	if err != nil {
+		return nil, false, err
+	}
+	r := &rulesetRef{key: key, rs: rs, refs: 1, used: c.tick}
+	c.m[key] = r
+	for len(c.m) > c.max {
+		var old *rulesetRef
+		for _, x := range c.m {
+			if x != r && (old == nil || x.used < old.used) {
+				old = x
+			}
+		}
+		c.evict(old)
+	}
+	return r, true, nil
+}
+
+func (c *rulesetCache) evict(r *rulesetRef) {
+	delete(c.m, r.key)
+	r.evicted = true
+	if r.refs == 0 {
+		r.rs.close()
+	}
+}
+
+func (c *rulesetCache) release(r *rulesetRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r.refs--
+	if r.evicted && r.refs == 0 {
+		r.rs.close()
+	}
+}
+
+// len returns the number of cached rulesets.
+func (c *rulesetCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
+}
+
+// close evicts every ruleset.
+func (c *rulesetCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	for _, r := range c.m {
+		c.evict(r)
+	}
+}
