@@ -1,6 +1,8 @@
 package procgroup
 
 import (
+	"time"
+
 	"bytes"
 	"errors"
 	"os"
@@ -183,5 +185,45 @@ func killTree(leader int) {
 	killGroup(leader)
 	for _, v := range found {
 		v.signal(unix.SIGKILL)
+	}
+	awaitExit(found, killWait)
+}
+
+// killWait bounds how long killTree waits for the killed processes to
+// exit, so that a caller sees them gone when it returns.
+const killWait = 2 * time.Second
+
+// awaitExit waits, at most d, until every victim held by a pidfd has
+// exited (a pidfd polls readable once its process has exited, whoever
+// reaps it). SIGKILL is delivered at once, but a process in the middle of
+// a system call or exiting a large address space takes a moment to die.
+func awaitExit(found map[int]victim, d time.Duration) {
+	var fds []unix.PollFd
+	for _, v := range found {
+		if v.pidfd >= 0 {
+			fds = append(fds, unix.PollFd{Fd: int32(v.pidfd), Events: unix.POLLIN})
+		}
+	}
+	deadline := time.Now().Add(d)
+	for len(fds) > 0 {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return
+		}
+		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
+		if err != nil && err != unix.EINTR {
+			return
+		}
+		if n <= 0 {
+			continue
+		}
+		live := fds[:0]
+		for _, f := range fds {
+			if f.Revents == 0 {
+				f.Revents = 0
+				live = append(live, f)
+			}
+		}
+		fds = live
 	}
 }
