@@ -101,6 +101,8 @@ func TestCommandGateBypassCorpus(t *testing.T) {
 		{"nice -n 5 rm x", "nice -n 5 ls x"},
 		{"time rm x", "time ls x"},
 		{"time -p rm x", "time -p ls x"},
+		{"time -- rm x", "time -- ls x"},
+		{"time -p -- rm x", "time -p -- ls x"},
 		{"timeout 5 rm x", "timeout 5 ls x"},
 		{"timeout -s KILL 5 rm x", "timeout -s KILL 5 ls x"},
 		{"stdbuf -oL rm x", "stdbuf -oL ls x"},

@@ -393,6 +393,11 @@ func (w *walker) stmt(c ctx, s *syntax.Stmt, st *cwdState) {
 		w.arith(c.deeper(), cmd, st)
 	case *syntax.TimeClause:
 		if cmd.Stmt != nil {
+			// Bash's time keyword accepts "--" before the command
+			// (time -p -- rm x runs rm): it is not the command name.
+			if ce, ok := cmd.Stmt.Cmd.(*syntax.CallExpr); ok && len(ce.Args) > 1 && ce.Args[0].Lit() == "--" {
+				ce.Args = ce.Args[1:]
+			}
 			w.stmt(c.deeper(), cmd.Stmt, st)
 		}
 	case *syntax.CoprocClause:
