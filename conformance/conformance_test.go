@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -336,4 +337,44 @@ func TestRegisteredHostBinaryAsProbe(t *testing.T) {
 	require.NoError(t, err, "a missing probe is a per-case setup error")
 	assert.Equal(t, conformance.SetupError, rep.Cases[1].Outcome, "stdin needs the probe")
 	assert.Equal(t, conformance.OK, rep.Cases[0].Outcome, "exit-0 does not")
+}
+
+// refuser refuses every command, as a strict executor does when it cannot
+// enforce a policy, naming one control; or, with err set, fails with err.
+type refuser struct{ err error }
+
+func (r refuser) Run(context.Context, *executor.Request) (*executor.Result, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return nil, &executor.UnenforceableError{Backend: "refuser", Gaps: []executor.Gap{{Control: executor.ControlNetUDP, Reason: "no UDP control"}}}
+}
+
+// TestCheckRefuserNeverPasses: an executor that refuses everything must
+// not pass the suite. Only the cases that check the control its refusal
+// names may come out as gaps; every other case fails.
+func TestCheckRefuserNeverPasses(t *testing.T) {
+	for name, x := range map[string]refuser{
+		"unenforceable": {},
+		"unsupported":   {err: fmt.Errorf("engine went away: %w", errors.ErrUnsupported)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rep, err := conformance.Check(t.Context(), func() (executor.Executor, error) { return x, nil })
+			require.NoError(t, err)
+			assert.False(t, rep.OK(), "a refusing executor passed the suite")
+			for _, c := range rep.Cases {
+				assert.False(t, c.Passed, "%s passed on an executor that refuses everything", c.ID)
+				if c.Outcome == conformance.Gap {
+					assert.Equal(t, executor.ControlNetUDP, c.Control, "%s: a gap on a control the refusal does not name", c.ID)
+					assert.Empty(t, x.err)
+					continue
+				}
+				if c.Outcome == conformance.Unsupported {
+					assert.Equal(t, "background", c.ID, "only the case needing the optional Starter may be unsupported")
+					continue
+				}
+				assert.True(t, c.Failed, "%s: %s", c.ID, c.Outcome)
+			}
+		})
+	}
 }

@@ -124,13 +124,20 @@ func (c *caseRun) noteRun(label string, req *executor.Request, res *executor.Res
 	}
 }
 
+// runError ends the case after Run failed. A strict refusal is a Gap only
+// when it names the control the case checks, on the isolated action of an
+// isolation case: an executor that refuses what it could run, or refuses
+// for an unrelated reason, never passes for one that enforces. Unsupported
+// is reserved for an executor that could not be created at all.
 func (c *caseRun) runError(err error, r role) {
 	var unenf *executor.UnenforceableError
 	switch {
+	case errors.As(err, &unenf) && r == roleAct && c.def.Control != "" && refusalNames(unenf, c.def.Control):
+		c.end(Gap, "the executor refused the policy as unenforceable on %s: %v", c.def.Control, err)
+	case errors.As(err, &unenf) && r == roleFunctional:
+		c.brokenf("the executor refused a command it must run: %v", err)
 	case errors.As(err, &unenf):
-		c.end(Gap, "the executor refused the policy as unenforceable: %v", err)
-	case errors.Is(err, errors.ErrUnsupported):
-		c.unsupportedf("the executor is unavailable: %v", err)
+		c.setupf("the executor refused the case's policy for a reason other than %q, the control the case checks, so the case proves nothing: %v", c.def.Control, err)
 	case c.ctx.Err() != nil:
 		c.setupf("the case ran out of time: %v", err)
 	case r == roleFunctional:
@@ -138,6 +145,16 @@ func (c *caseRun) runError(err error, r role) {
 	default:
 		c.setupf("the executor failed to run the command: %v", err)
 	}
+}
+
+// refusalNames reports whether a refusal lists a gap on control.
+func refusalNames(e *executor.UnenforceableError, control executor.Control) bool {
+	for _, g := range e.Gaps {
+		if g.Control == control {
+			return true
+		}
+	}
+	return false
 }
 
 func describeResult(r *executor.Result) string {
