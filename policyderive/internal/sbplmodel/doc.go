@@ -25,8 +25,11 @@
 //
 // Anything else is a *ParseError wrapping ErrUnsupported: unknown forms,
 // operations, filters, modifiers ((with ...)), escapes, regex features,
-// paths that are not absolute and clean. Nothing is silently ignored, so a
-// soundness test cannot pass on a misparse.
+// paths that are not absolute and clean or that contain NUL. Nothing is
+// silently ignored, so a soundness test cannot pass on a misparse.
+//
+// A query for a path containing NUL is a *QueryError: no system call
+// takes such a path, so Seatbelt never judges one.
 //
 // # Evaluation
 //

@@ -11,7 +11,8 @@ import (
 var ErrQuery = errors.New("invalid SBPL query")
 
 // QueryError reports a query the model cannot answer: an unknown or
-// wildcard operation, a relative path.
+// wildcard operation, a relative path, a path containing NUL (which no
+// system call accepts, so Seatbelt never judges one).
 type QueryError struct {
 	Query   Query
 	Problem string
@@ -31,8 +32,9 @@ type Query struct {
 	Op string
 	// Path is the absolute path a file operation (or a Unix-socket
 	// network operation) acts on, as Seatbelt sees it: resolved, no
-	// symlinks. Matching is bytewise and case-sensitive. Empty for
-	// operations without a path; then no path filter matches.
+	// symlinks. Matching is bytewise and case-sensitive. It may hold any
+	// byte but NUL. Empty for operations without a path; then no path
+	// filter matches.
 	Path string
 	// Target is the relation of a signal's or process-info's target:
 	// "self", "children", "same-sandbox" (another process of the same
@@ -57,8 +59,13 @@ func (p *Profile) Eval(q Query) (Verdict, error) {
 	if !isOperation(q.Op) {
 		return Verdict{}, &QueryError{Query: q, Problem: "not a concrete operation"}
 	}
-	if q.Path != "" && (q.Path[0] != '/' || strings.IndexByte(q.Path, 0) >= 0) {
-		return Verdict{}, &QueryError{Query: q, Problem: "path not absolute, or contains NUL"}
+	switch {
+	case q.Path == "":
+	case q.Path[0] != '/':
+		return Verdict{}, &QueryError{Query: q, Problem: "path is not absolute"}
+	case strings.IndexByte(q.Path, 0) >= 0:
+		// No system call takes such a path: Seatbelt is never asked.
+		return Verdict{}, &QueryError{Query: q, Problem: "path contains NUL"}
 	}
 	for i := len(p.Rules) - 1; i >= 0; i-- {
 		r := p.Rules[i]

@@ -154,7 +154,7 @@ func ParseParams(defs []string) (map[string]string, error) {
 // regex unchanged (so \" does not end the literal). Comments run from
 // ";" to the end of the line. Path arguments of literal, subpath and
 // prefix must be absolute and clean ("/a/b", never "/a/b/", "a", "/a/../b")
-// after substitution.
+// and free of NUL after substitution.
 func Parse(text string, params map[string]string) (*Profile, error) {
 	r := &reader{src: text, line: 1, col: 1}
 	forms, err := r.all()
@@ -303,7 +303,10 @@ func (b *builder) filter(n *node, depth int) (*Filter, error) {
 		if args[0].kind == nodeRegex {
 			return nil, b.errorf(args[0], ErrUnsupported, "%s of a regex literal", name)
 		}
-		if s == "" || s[0] != '/' || strings.IndexByte(s, 0) >= 0 || path.Clean(s) != s {
+		if strings.IndexByte(s, 0) >= 0 {
+			return nil, b.errorf(args[0], ErrUnsupported, "%s path %q contains NUL", name, s)
+		}
+		if s == "" || s[0] != '/' || path.Clean(s) != s {
 			return nil, b.errorf(args[0], ErrUnsupported, "%s path %q is not absolute and clean", name, s)
 		}
 		f.Arg = s

@@ -248,6 +248,8 @@ func TestParseErrors(t *testing.T) {
 		{header + `(allow network-outbound (remote unix-socket "*:80"))`, nil, ErrUnsupported},
 		{header + `(allow file-read* (literal "/a\qb"))`, nil, ErrUnsupported},
 		{header + `(allow file-read* (literal "/a\x4"))`, nil, ErrSyntax},
+		{header + `(allow file-read* (literal "/a\x00b"))`, nil, ErrUnsupported},
+		{header + `(allow file-read* (subpath (param "P")))`, map[string]string{"P": "/a\x00"}, ErrUnsupported},
 		{header + `(allow file-read* (literal "/a`, nil, ErrSyntax},
 		{header + `(allow file-read* (regex #"/a`, nil, ErrSyntax},
 		{header + `(allow file-read* (literal "/a")`, nil, ErrSyntax},
