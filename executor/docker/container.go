@@ -1,0 +1,670 @@
+package docker
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	cerrdefs "github.com/containerd/errdefs"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/mount"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// spec is the container one derived profile needs: its mounts and
+// network mode, identified by key, with the fidelity assessment and the
+// trees the protected-path guard watches.
+type spec struct {
+	key     string
+	mounts  []mount.Mount
+	network string
+	// placeholders are the masks whose mount points the runtime creates
+	// on the host (Profile.MountPoints).
+	placeholders []policyderive.Mask
+	// vanished lists mounts whose source, or destination inside a host
+	// bind, does not exist now: the runtime would fail or create it.
+	vanished []int
+
+	fidelity       *policyderive.Fidelity
+	gaps, blocking []executor.Gap
+	looser         []policyderive.Element
+	guardTrees     []string
+}
+
+// box is one container of the executor.
+type box struct {
+	id, name string
+	spec     *spec
+	// active counts the commands and background processes running in
+	// it; retired boxes are removed when it drops to 0.
+	active  int
+	retired bool
+	// broken is set when the container cannot be trusted to run more
+	// commands (a kill failed, the engine lost it).
+	broken bool
+	// ctlDir is the host directory of the command runner ("" without
+	// one); run the runner, nil when commands run as execs of their own.
+	ctlDir string
+	run    *runner
+	rmu    sync.Mutex // serialises runner starts
+	starts int        // runner starts so far (under rmu)
+}
+
+// topSkip are the host's top-level entries never bound for a read grant
+// of "/": the container has its own.
+var topSkip = []string{"proc", "sys", "dev", "tmp"}
+
+// specFor renders pr as a container spec.
+func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
+	mountPoints.Lock()
+	pr = mountPoints.overMountPoints(pr)
+	mountPoints.Unlock()
+	rendered := pr
+	if !x.host {
+		rendered = bindExtraSystem(pr, p)
+	}
+	ms, fid := policyderive.OCIMounts(rendered, policyderive.OCIOptions{HostSystem: x.host})
+	ms = x.hostTop(rendered, ms, fid)
+	ms = x.hideEngine(ms, fid)
+	dms, err := policyderive.DockerMounts(ms)
+	if err != nil {
+		return nil, fmt.Errorf("docker executor: %w", err)
+	}
+	for i, m := range dms {
+		// The engine refuses private propagation for a bind that holds
+		// its data root (its containers' mounts would be pinned there);
+		// aroundDataRoot left only binds whose host mount propagates.
+		if m.Type == mount.TypeBind && x.eng.rootDir != "" && within(x.eng.rootDir, m.Source) {
+			bo := *m.BindOptions
+			bo.Propagation = mount.PropagationRSlave
+			dms[i].BindOptions = &bo
+		}
+	}
+	sp := &spec{mounts: dms, network: "none", fidelity: fid}
+	if pr.Network == policy.NetworkFull {
+		sp.network = x.cfg.fullNetwork()
+	}
+	placeholders := map[string]policyderive.Mask{}
+	for _, m := range pr.Placeholders() {
+		placeholders[m.Path] = m
+	}
+	for i, m := range dms {
+		if ph, ok := placeholders[m.Target]; ok && m.Type == mount.TypeTmpfs {
+			sp.placeholders = append(sp.placeholders, ph)
+			continue
+		}
+		if x.eng.remote() {
+			continue // the sources are the engine host's paths
+		}
+		if m.Type == mount.TypeBind {
+			if _, err := os.Lstat(m.Source); err != nil {
+				sp.vanished = append(sp.vanished, i)
+				continue
+			}
+		}
+		if encl := enclosing(dms[:i], m.Target); encl >= 0 && dms[encl].Type == mount.TypeBind {
+			if _, err := os.Lstat(m.Target); errors.Is(err, fs.ErrNotExist) {
+				sp.vanished = append(sp.vanished, i)
+			}
+		}
+	}
+	sp.key = mountKey(sp.mounts, sp.network)
+	x.assess(sp, pr)
+	return sp, nil
+}
+
+// withoutVanished returns sp without its vanished mounts (a path that
+// disappeared twice between derivation and container creation).
+func (x *Executor) withoutVanished(sp *spec, pr *policyderive.Profile) *spec {
+	q := *sp
+	q.mounts = nil
+	for i, m := range sp.mounts {
+		if slices.Contains(sp.vanished, i) {
+			x.log.Debug("docker: leaving out a mount whose path does not exist", "target", m.Target, "source", m.Source)
+			continue
+		}
+		q.mounts = append(q.mounts, m)
+	}
+	q.vanished = nil
+	q.key = mountKey(q.mounts, q.network)
+	return &q
+}
+
+// enclosing returns the index of the last mount in ms whose target
+// contains p strictly (mounts are ordered by depth), or -1.
+func enclosing(ms []mount.Mount, p string) int {
+	for i := len(ms) - 1; i >= 0; i-- {
+		if below(p, ms[i].Target) {
+			return i
+		}
+	}
+	return -1
+}
+
+// mountKey is a digest of everything a container's mounts and network
+// are made of: equal keys, the same container.
+func mountKey(ms []mount.Mount, network string) string {
+	b, _ := json.Marshal(struct {
+		Mounts  []mount.Mount
+		Network string
+	}{ms, network})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// bindExtraSystem returns pr with the System paths that are not among
+// policy.DefaultSystem (the image provides those) marked as bound from
+// the host: an image lacks them (the conformance probe's directory, a
+// user's /opt/tools).
+func bindExtraSystem(pr *policyderive.Profile, p *policy.Policy) *policyderive.Profile {
+	var extra []string
+	defaults := policy.DefaultSystem()
+	for _, s := range p.SystemPaths() {
+		if slices.Contains(defaults, s) || !filepath.IsAbs(s) {
+			continue
+		}
+		r := filepath.Clean(s)
+		if e, err := filepath.EvalSymlinks(r); err == nil {
+			r = e
+		}
+		extra = append(extra, r)
+	}
+	if len(extra) == 0 {
+		return pr
+	}
+	q := *pr
+	q.Read = slices.Clone(pr.Read)
+	for i, a := range q.Read {
+		if a.Source == "system" && slices.ContainsFunc(extra, func(e string) bool { return within(a.Path, e) }) {
+			q.Read[i].Source = "system (not a default system path: bound from the host)"
+		}
+	}
+	return &q
+}
+
+// hostTop adds, for a read grant of "/" (trusted mode), a bind of each
+// of the host's top-level directories and files at its path, read-only
+// (read-write for a write grant of "/"): a container cannot bind the
+// host's / over its own root. Left out: /proc, /dev, /sys, /tmp (the
+// container's own), symbolic links, what another mount already covers,
+// and in image mode the image's system directories (the top-level
+// entries of policy.DefaultSystem). Masks, being deeper, still apply.
+func (x *Executor) hostTop(pr *policyderive.Profile, ms []specs.Mount, fid *policyderive.Fidelity) []specs.Mount {
+	grant := func(l []policyderive.Access) bool {
+		return slices.ContainsFunc(l, func(a policyderive.Access) bool { return a.Path == "/" && a.Exists })
+	}
+	if !grant(pr.Read) {
+		return ms
+	}
+	mode := "ro"
+	if grant(pr.Write) {
+		mode = "rw"
+	}
+	ents, err := os.ReadDir("/")
+	if err != nil {
+		return ms
+	}
+	var image []string
+	if !x.host {
+		for _, s := range policy.DefaultSystem() {
+			if top, _, _ := strings.Cut(strings.TrimPrefix(s, "/"), "/"); top != "" {
+				image = append(image, top)
+			}
+		}
+	}
+	var added []string
+	for _, e := range ents {
+		name := e.Name()
+		p := "/" + name
+		if slices.Contains(topSkip, name) || slices.Contains(image, name) || e.Type()&fs.ModeSymlink != 0 ||
+			!(e.IsDir() || e.Type().IsRegular()) {
+			continue
+		}
+		if slices.ContainsFunc(ms, func(m specs.Mount) bool { return within(p, m.Destination) }) {
+			continue
+		}
+		ms = append(ms, specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", mode, "rprivate", "nosuid", "nodev"}})
+		added = append(added, p)
+	}
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	for i, e := range fid.Elements {
+		if e.Subject == "read /" && e.Class == policyderive.Stricter {
+			what := "the host's top-level entries except /proc, /dev, /sys, /tmp and symbolic links"
+			if !x.host {
+				what += ", and the image's own system directories"
+			}
+			fid.Elements[i].Detail = what + " are bound at their paths (" + strings.Join(added, ", ") + ")"
+			fid.Elements[i].Reason = "a container cannot bind the host's / over its own root"
+		}
+	}
+	return ms
+}
+
+// engineSockets returns the local Unix sockets through which a command
+// could drive a container engine: the engine the executor talks to and
+// the usual Docker and containerd sockets.
+func (x *Executor) engineSockets() []string {
+	var out []string
+	for _, p := range []string{x.eng.socket, "/run/docker.sock", "/var/run/docker.sock", "/run/containerd/containerd.sock", "/run/podman/podman.sock"} {
+		if p == "" {
+			continue
+		}
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+		}
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&fs.ModeSocket != 0 && !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// hideEngine never lets an engine socket into the container: a bind of
+// the socket itself is dropped, and where a bind's tree holds one,
+// /dev/null is bound read-only over it (a read-only mount does not stop
+// connect(2)). This holds whatever the policy grants, the workspace root
+// included: whoever reaches the engine controls the host. The engine's
+// data root (its containers' file systems and configurations) is hidden
+// the same way, by an empty read-only tmpfs.
+func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []specs.Mount {
+	if r := x.eng.rootDir; r != "" && r != "." && r != "/" {
+		ms = x.aroundDataRoot(ms, r, fid)
+	}
+	socks := x.engineSockets()
+	if len(socks) == 0 {
+		slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+		return ms
+	}
+	out := ms[:0]
+	for _, m := range ms {
+		if m.Type == "bind" && slices.Contains(socks, m.Source) {
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination,
+				Control: policyderive.ControlNetUnix, Detail: "not mounted: it is a container engine's socket", Reason: "whoever reaches the engine controls the host"})
+			continue
+		}
+		out = append(out, m)
+	}
+	ms = out
+	for _, s := range socks {
+		for _, m := range slices.Clone(ms) {
+			if m.Type != "bind" || !within(s, m.Source) {
+				continue
+			}
+			dst := m.Destination + strings.TrimPrefix(s, m.Source)
+			if m.Source == "/" {
+				dst = s
+			}
+			if slices.ContainsFunc(ms, func(o specs.Mount) bool { return o.Destination == dst }) {
+				continue
+			}
+			ms = append(ms, specs.Mount{Destination: dst, Type: "bind", Source: "/dev/null", Options: []string{"rbind", "ro", "rprivate", "nosuid", "nodev"}})
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Exact, Subject: "mask " + dst, Control: policyderive.ControlNetUnix,
+				Detail: "a container engine's socket, hidden (/dev/null bound over it) whatever the policy grants"})
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	return ms
+}
+
+// assess turns the fidelity report into gaps, with what the executor
+// itself contributes.
+func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
+	fid := sp.fidelity
+	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "signals", Control: policyderive.ControlSignal,
+		Detail: "the container's own PID namespace: no host process can be signalled"})
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: string(executor.ControlProcInfo),
+		Detail: "the container's own /proc: host processes are not listed (the session's other commands are)"})
+	add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
+		Detail: "a process that left the command's tree before it was killed (a double fork whose parent already exited) keeps running in the session's container until the container is removed (Close, or a change of mounts)",
+		Reason: "commands share one container; the exec API cannot kill an exec, so the executor kills the exec's tree (parent, process group and session links) from inside"})
+	if sp.network == "none" {
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
+			Detail: "network mode none: a network namespace with only its own loopback (no TCP, UDP or abstract Unix sockets of the host)"})
+	} else {
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
+			Detail: "network mode " + sp.network + " (the policy grants full network access)"})
+	}
+	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return strings.HasPrefix(r.Source, "protect[") }) {
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: policyderive.ControlProtect,
+			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
+	}
+	sp.looser = fid.Looser()
+	for _, e := range sp.looser {
+		sp.gaps = append(sp.gaps, gapOf(e))
+	}
+	for _, e := range fid.Blocking() {
+		sp.blocking = append(sp.blocking, gapOf(e))
+	}
+	for _, a := range pr.Write {
+		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
+			sp.guardTrees = append(sp.guardTrees, a.Path)
+		}
+	}
+}
+
+func gapOf(e policyderive.Element) executor.Gap {
+	reason := e.Subject + ": " + e.Detail
+	if e.Reason != "" {
+		reason += " (" + e.Reason + ")"
+	}
+	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
+		reason += "; to proceed: " + e.Remedy
+	}
+	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
+}
+
+// create makes and starts the container of sp.
+func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
+	x.mu.Lock()
+	x.seq++
+	name := fmt.Sprintf("cordon-%s-%d", x.id, x.seq)
+	x.mu.Unlock()
+	labels := x.owner.labels()
+	labels[LabelExecutor] = x.id
+	labels[labelKey] = sp.key
+	var mps []string
+	for _, m := range sp.placeholders {
+		mps = append(mps, m.Path)
+	}
+	if b, err := json.Marshal(mps); err == nil && len(mps) > 0 {
+		labels[labelMountPoints] = string(b)
+	}
+	cfg := &container.Config{
+		Image:       x.image,
+		User:        x.user,
+		Entrypoint:  []string{executor.Shell, "-c", pid1Script},
+		Hostname:    "cordon",
+		WorkingDir:  "/",
+		Labels:      labels,
+		Healthcheck: &container.HealthConfig{Test: []string{"NONE"}},
+	}
+	pids := x.cfg.pids()
+	hc := &container.HostConfig{
+		NetworkMode:    container.NetworkMode(sp.network),
+		Mounts:         sp.mounts,
+		ReadonlyRootfs: true,
+		CapDrop:        []string{"ALL"},
+		SecurityOpt:    x.securityOpt(),
+		IpcMode:        container.IPCModePrivate,
+		LogConfig:      container.LogConfig{Type: "none"},
+		Resources: container.Resources{
+			Memory:     x.cfg.memory(),
+			MemorySwap: x.cfg.memory(),
+			PidsLimit:  &pids,
+		},
+	}
+	if hc.Resources.Memory == 0 {
+		hc.Resources.MemorySwap = 0
+	}
+	b := &box{name: name, spec: sp}
+	if x.fast {
+		if d, err := controlDir(); err == nil {
+			b.ctlDir = d
+			labels[labelControl] = d
+			hc.Mounts = append(slices.Clip(hc.Mounts), controlMount(d))
+		} else {
+			x.log.Debug("docker: no command runner", "err", err)
+		}
+	}
+	mountPoints.Lock()
+	mountPoints.acquire(sp.placeholders)
+	mountPoints.Unlock()
+	resp, err := x.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
+	if err != nil {
+		x.remove(b)
+		return nil, &SetupError{Stage: "create", Message: "creating the container", Err: err}
+	}
+	b.id = resp.ID
+	if err := x.cli.ContainerStart(ctx, resp.ID, container.StartOptions{}); err != nil {
+		x.remove(b)
+		return nil, &SetupError{Stage: "start", Container: resp.ID, Message: "starting the container", Err: err}
+	}
+	if b.ctlDir != "" {
+		b.rmu.Lock()
+		b.run = x.startRunner(ctx, b)
+		b.rmu.Unlock()
+	}
+	x.log.Debug("docker: container started", "id", shortID(resp.ID), "name", name, "mounts", len(sp.mounts), "network", sp.network, "runner", b.run != nil)
+	return b, nil
+}
+
+// securityOpt returns the container's security options.
+func (x *Executor) securityOpt() []string {
+	opts := []string{"no-new-privileges"}
+	if x.seccomp != "" {
+		opts = append(opts, "seccomp="+x.seccomp)
+	}
+	return opts
+}
+
+// remove removes a container (and its anonymous volumes) and releases
+// its placeholder mount points.
+func (x *Executor) remove(b *box) {
+	x.mu.Lock()
+	r := b.run
+	b.run = nil
+	x.mu.Unlock()
+	r.close()
+	if b.id != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := x.cli.ContainerRemove(ctx, b.id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
+			x.log.Warn("docker: removing a container", "id", shortID(b.id), "err", err)
+		}
+	}
+	for _, s := range mountPoints.release(b.spec.placeholders) {
+		x.log.Warn("docker: placeholder mount point not removed", "path", s)
+	}
+	if b.ctlDir != "" {
+		if err := os.RemoveAll(b.ctlDir); err != nil {
+			x.log.Warn("docker: removing the command runner's directory", "path", b.ctlDir, "err", err)
+		}
+	}
+}
+
+// acquire returns a running container for sp, creating it (and retiring
+// the previous one) when the current container's mounts differ.
+func (x *Executor) acquire(ctx context.Context, sp *spec) (*box, error) {
+	x.createMu.Lock()
+	defer x.createMu.Unlock()
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if b := x.cur; b != nil && b.spec.key == sp.key && !b.broken {
+		b.active++
+		x.mu.Unlock()
+		return b, nil
+	}
+	x.mu.Unlock()
+	nb, err := x.create(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		x.remove(nb)
+		return nil, ErrClosed
+	}
+	old := x.cur
+	x.cur = nb
+	nb.active = 1
+	x.live[nb] = true
+	var drop *box
+	if old != nil {
+		old.retired = true
+		if old.active == 0 && x.live[old] {
+			delete(x.live, old)
+			drop = old
+		}
+	}
+	x.mu.Unlock()
+	if drop != nil {
+		x.removeAsync(drop)
+	}
+	return nb, nil
+}
+
+// release ends one command's use of b.
+func (x *Executor) release(b *box) {
+	x.mu.Lock()
+	b.active--
+	drop := (b.retired || b.broken) && b.active <= 0 && x.live[b]
+	if drop {
+		delete(x.live, b)
+	}
+	x.mu.Unlock()
+	if drop {
+		x.removeAsync(b)
+	}
+}
+
+func (x *Executor) removeAsync(b *box) {
+	x.wg.Add(1)
+	go func() {
+		defer x.wg.Done()
+		x.remove(b)
+	}()
+}
+
+// breakBox marks b as unusable for further commands and kills it; it
+// returns a note for Result.Violations.
+func (x *Executor) breakBox(b *box, why string) string {
+	x.mu.Lock()
+	already := b.broken
+	b.broken = true
+	if x.cur == b {
+		x.cur = nil
+	}
+	x.mu.Unlock()
+	if !already {
+		x.log.Warn("docker: killing the session's container", "id", shortID(b.id), "why", why)
+		ctx, cancel := context.WithTimeout(context.Background(), killWait)
+		defer cancel()
+		if err := x.cli.ContainerKill(ctx, b.id, "KILL"); err != nil && !cerrdefs.IsNotFound(err) {
+			x.log.Warn("docker: killing the container", "id", shortID(b.id), "err", err)
+		}
+	}
+	return "the session's container " + shortID(b.id) + " was killed: " + why
+}
+
+// depth counts the components of a clean absolute path ("/" is 0).
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// within reports whether p is dir or lies below it; both absolute and
+// clean.
+func within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
+// below reports whether p lies strictly below dir.
+func below(p, dir string) bool { return p != dir && within(p, dir) }
+
+// maxSplit bounds the binds one split around the engine's data root may
+// make; a bind needing more is left out.
+const maxSplit = 4096
+
+// aroundDataRoot keeps the engine's data root out of every bind. The
+// engine refuses a private bind whose tree holds its data root: where
+// the host's mount there propagates (shared or slave, as on systemd
+// hosts), the bind is made rslave and the data root hidden by an empty
+// read-only tmpfs; elsewhere the bind is rebuilt from binds of its
+// entries, recursively around the data root, which stays out (stricter:
+// nothing can be created directly in the rebuilt directories, and their
+// symbolic links and special files are left out).
+func (x *Executor) aroundDataRoot(ms []specs.Mount, r string, fid *policyderive.Fidelity) []specs.Mount {
+	at := func(dst string) bool {
+		return slices.ContainsFunc(ms, func(o specs.Mount) bool { return o.Destination == dst })
+	}
+	for {
+		i := slices.IndexFunc(ms, func(m specs.Mount) bool { return m.Type == "bind" && below(r, m.Source) })
+		if i < 0 {
+			return ms
+		}
+		m := ms[i]
+		ms = slices.Delete(ms, i, i+1)
+		dst := m.Destination + strings.TrimPrefix(r, m.Source)
+		if m.Source == "/" {
+			dst = r
+		}
+		if x.eng.remote() || hostPropagates(m.Source) {
+			ms = append(ms, m) // made rslave by specFor
+			if !at(dst) {
+				ms = append(ms, specs.Mount{Destination: dst, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=0555", "size=1m"}})
+			}
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mask " + dst, Control: policyderive.ControlFSRead,
+				Detail: "the engine's data root, hidden (an empty read-only tmpfs) whatever the policy grants; " + m.Destination + " is bound rslave (mounts made below it on the host later appear inside)",
+				Reason: "it holds the engine's containers and their configurations, and the engine refuses a private bind around it"})
+			continue
+		}
+		var split []string
+		var skipped int
+		var add []specs.Mount
+		var walk func(src, dst string) bool
+		walk = func(src, dst string) bool {
+			split = append(split, dst)
+			ents, err := os.ReadDir(src)
+			if err != nil {
+				return false
+			}
+			for _, e := range ents {
+				s, d := filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())
+				switch {
+				case s == r:
+					continue
+				case below(r, s):
+					if !at(d) && !walk(s, d) {
+						return false
+					}
+					continue
+				case at(d):
+					continue // a mount of its own takes over there
+				case e.Type()&fs.ModeSymlink != 0 || !(e.IsDir() || e.Type().IsRegular()):
+					skipped++
+					continue
+				}
+				if len(add) >= maxSplit {
+					return false
+				}
+				add = append(add, specs.Mount{Destination: d, Type: "bind", Source: s, Options: slices.Clone(m.Options)})
+			}
+			return true
+		}
+		if !walk(m.Source, m.Destination) {
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination, Control: policyderive.ControlFSRead,
+				Detail: "left out: it holds the engine's data root " + r + ", the host's mount there does not propagate, and it could not be rebuilt from its entries",
+				Reason: "the engine refuses a private bind around its data root"})
+			continue
+		}
+		ms = append(ms, add...)
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination, Control: policyderive.ControlFSWrite,
+			Detail: fmt.Sprintf("rebuilt from binds of its entries around the engine's data root %s (hidden): nothing can be created, removed or renamed directly in %s, and %d symbolic links or special files there are left out",
+				r, strings.Join(split, ", "), skipped),
+			Reason: "the engine refuses a private bind around its data root, and the host's mount there is private (not shared), so it cannot be bound rslave"})
+	}
+}

@@ -1,0 +1,533 @@
+package docker
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/outbuf"
+	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// ErrClosed is returned by Run and Start after Close.
+var ErrClosed = errors.New("docker executor: closed")
+
+// maxGuards bounds the protected-path guards kept (one per root, writable
+// trees and protect rules); guards with running commands are never dropped.
+const maxGuards = 16
+
+// Executor runs commands in a Docker container, one container per
+// executor (a session), one exec per command. Use New; an Executor is
+// safe for concurrent use. Close removes its containers.
+type Executor struct {
+	cfg      Config
+	log      *slog.Logger
+	cli      *client.Client
+	eng      *engine
+	image    string
+	host     bool
+	imageEnv []string // variable names of the image's environment
+	user     string
+	seccomp  string // the profile's JSON, "" for the engine's default
+	secDesc  string
+	owner    owner
+	id       string // LabelExecutor
+	deriver  *policyderive.Deriver
+	strays   int // stray containers removed by New
+
+	createMu sync.Mutex // serialises container creation
+	mu       sync.Mutex
+	cur      *box
+	live     map[*box]bool
+	seq      int
+	fast     bool // boxes get a command runner (local engine, the caller's user)
+	closed   bool
+	wg       sync.WaitGroup // container removals in flight
+
+	pathOnce  sync.Once
+	pathProbe bool // the image's /bin/sh exports a PATH of its own
+
+	gmu    sync.Mutex
+	guards map[string]*guardEntry
+	gtick  uint64
+
+	descOnce sync.Once
+	desc     executor.Capabilities
+	dmu      sync.Mutex
+	ranWith  []executor.Gap // blocking gaps of profiles run in best effort
+}
+
+type guardEntry struct {
+	g    *protectguard.Guard
+	used uint64
+}
+
+var (
+	_ executor.Executor  = (*Executor)(nil)
+	_ executor.Starter   = (*Executor)(nil)
+	_ executor.Describer = (*Executor)(nil)
+)
+
+// New connects to the Docker Engine (DOCKER_HOST, the Docker CLI's
+// current context, or Config.ClientOptions), checks that it runs Linux
+// containers and that the image is present (host mode creates HostImage
+// from an empty archive; nothing is ever pulled), removes the containers
+// of executors whose process has died, and returns an executor. The
+// session's container is created by the first command. New fails with
+// *executor.UnavailableError (wrapping ErrNoEngine, ErrEngine or
+// ErrNoImage) when Docker cannot be used, and with a *ConfigError for an
+// invalid Config.
+func New(cfg Config) (*Executor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	log := cmp.Or(cfg.Logger, slog.Default())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cli, eng, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	x := &Executor{
+		cfg:    cfg,
+		log:    log,
+		cli:    cli,
+		eng:    eng,
+		image:  cfg.Image,
+		host:   cfg.Image == "",
+		user:   cfg.User,
+		owner:  self(),
+		live:   map[*box]bool{},
+		guards: map[string]*guardEntry{},
+	}
+	if x.host {
+		x.image = HostImage
+	}
+	if x.user == "" {
+		x.user = defaultUser(os.Getuid(), os.Getgid())
+	}
+	x.fast = runnerSupported && !eng.remote() && !cfg.ExecPerCommand && x.user == defaultUser(os.Getuid(), os.Getgid())
+	if x.imageEnv, err = ensureImage(ctx, cli, x.image, x.host); err != nil {
+		cli.Close()
+		return nil, err
+	}
+	switch {
+	case eng.seccomp:
+		if x.seccomp, x.secDesc, err = seccompProfile(cfg.NestedUserNamespaces); err != nil {
+			cli.Close()
+			return nil, err
+		}
+	case cfg.BestEffort:
+		x.secDesc = "none: the engine has no seccomp support (best effort)"
+	default:
+		cli.Close()
+		return nil, &executor.UnavailableError{Backend: Backend, Reason: "the engine at " + eng.host + " has no seccomp support (security options " + strings.Join(eng.security, " ") + ")",
+			Fix: "run an engine built with seccomp, or opt into best effort", Err: ErrEngine}
+	}
+	x.id = strconv.Itoa(x.owner.pid) + "-" + strings.TrimPrefix(newNonce(), "cordon-")[:12]
+	x.strays = removeStrays(ctx, cli, x.owner, log.Info)
+	x.deriver = policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger})
+	log.Debug("docker executor", "engine", eng.host, "version", eng.version, "api", eng.apiVersion, "image", x.image,
+		"host_mode", x.host, "user", x.user, "runner", x.fast, "strays_removed", x.strays)
+	return x, nil
+}
+
+// Image returns the image commands run in (HostImage in host mode).
+func (x *Executor) Image() string { return x.image }
+
+// EngineVersion returns the engine's version and the negotiated API
+// version.
+func (x *Executor) EngineVersion() (engine, api string) { return x.eng.version, x.eng.apiVersion }
+
+// ContainerID returns the id of the session's current container, or ""
+// before the first command (and after Close).
+func (x *Executor) ContainerID() string {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.cur == nil {
+		return ""
+	}
+	return x.cur.id
+}
+
+// Close removes the executor's containers (killing what still runs in
+// them) and releases the derivation cache and the engine client. Later
+// calls of Run and Start fail with ErrClosed.
+func (x *Executor) Close() error {
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return nil
+	}
+	x.closed = true
+	boxes := make([]*box, 0, len(x.live))
+	for b := range x.live {
+		boxes = append(boxes, b)
+	}
+	x.live = map[*box]bool{}
+	x.cur = nil
+	x.mu.Unlock()
+	for _, b := range boxes {
+		x.removeAsync(b)
+	}
+	x.wg.Wait()
+	err := x.deriver.Close()
+	return errors.Join(err, x.cli.Close())
+}
+
+// Run runs req.Command under /bin/sh -c in req.Dir inside the session's
+// container, whose mounts are derived from req.Policy, req.Root, req.Home
+// and req.Grants (a new container replaces it when they change).
+func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	limit := cmp.Or(req.OutputLimit, executor.DefaultOutputLimit)
+	var (
+		r              *run
+		o              *execOut
+		stdout, stderr *outbuf.HeadTail
+	)
+	for attempt := 0; ; attempt++ {
+		var err error
+		if r, err = x.prepare(ctx, req); err != nil {
+			return nil, err
+		}
+		stdout, stderr = outbuf.NewHeadTail(limit), outbuf.NewHeadTail(limit)
+		o, err = x.runIn(ctx, r.box, req, r.dir, stdout, stderr, req.Timeout, ctx.Done(), nil, nil)
+		r.end(ctx)
+		x.release(r.box)
+		if err == nil {
+			break
+		}
+		if !lost(err) || attempt > 0 {
+			return nil, err
+		}
+		x.log.Debug("docker: the session's container was lost; running the command in a new one", "err", err)
+	}
+	res := &executor.Result{
+		Stdout:    stdout.Bytes(),
+		Stderr:    stderr.Bytes(),
+		Truncated: stdout.Truncated() || stderr.Truncated(),
+		Duration:  o.duration,
+	}
+	if o.ended == "" && !o.started && (o.inspected == 126 || o.inspected == 127) {
+		msg := strings.TrimSpace(string(res.Stdout) + string(res.Stderr))
+		return nil, &SetupError{Stage: "exec", Container: r.box.id, Message: msg}
+	}
+	finish(res, o)
+	res.Violations = append(r.notes, o.notes...)
+	return res, nil
+}
+
+// lost reports whether err says the container was unusable before the
+// command ran (it may be retried in a new one).
+func lost(err error) bool {
+	var se *SetupError
+	return errors.As(err, &se) && se.lost
+}
+
+// finish fills in the exit status.
+func finish(res *executor.Result, o *execOut) {
+	switch {
+	case o.ended != "":
+		res.ExitCode, res.Signal = -1, syscall.SIGKILL.String()
+		res.TimedOut = o.ended == endTimeout || o.ended == endCancel
+	default:
+		res.ExitCode = o.status
+		// The shell reports a command killed by signal N as 128+N.
+		if n := o.status - 128; n >= 1 && n <= 64 {
+			res.ExitCode, res.Signal = -1, syscall.Signal(n).String()
+		}
+	}
+}
+
+// Start starts req.Command in the background in the session's container;
+// stdout and stderr are merged. Request.Timeout is ignored and ctx only
+// governs the start. The container stays until the process has exited,
+// even when later commands need another.
+func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.Process, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	p, err := x.start(ctx, req)
+	if lost(err) {
+		x.log.Debug("docker: the session's container was lost; starting the command in a new one", "err", err)
+		p, err = x.start(ctx, req)
+	}
+	return p, err
+}
+
+func (x *Executor) start(ctx context.Context, req *executor.Request) (executor.Process, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	limit := cmp.Or(req.OutputLimit, executor.DefaultOutputLimit)
+	p := &process{ring: outbuf.NewRing(limit), kill: make(chan struct{}), done: make(chan struct{}), started: make(chan error, 1)}
+	go func() {
+		defer close(p.done)
+		defer x.release(r.box)
+		o, err := x.runIn(ctx, r.box, req, r.dir, p.ring, p.ring, 0, nil, p.kill, p.started)
+		r.end(context.WithoutCancel(ctx))
+		res := &executor.Result{ExitCode: -1}
+		if err == nil {
+			res.Duration = o.duration
+			finish(res, o)
+			res.Violations = append(r.notes, o.notes...)
+		}
+		p.res = res
+	}()
+	// Wait until the exec is attached, so that an error is Start's.
+	select {
+	case err := <-p.started:
+		if err != nil {
+			<-p.done
+			return nil, err
+		}
+	case <-p.done:
+	}
+	return p, nil
+}
+
+// run is one prepared command.
+type run struct {
+	x     *Executor
+	box   *box
+	dir   string
+	guard *protectguard.Guard
+	notes []string
+	once  sync.Once
+}
+
+// prepare validates req, derives its profile, refuses it in strict mode
+// when it cannot be enforced, acquires the container for it and begins
+// the protected-path guard.
+func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	closed := x.closed
+	x.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir := cmp.Or(req.Dir, req.Root)
+	var sp *spec
+	for attempt := 0; ; attempt++ {
+		pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, dir, req.Grants)
+		if err != nil {
+			return nil, fmt.Errorf("docker executor: deriving the profile: %w", err)
+		}
+		if sp, err = x.specFor(pr, req.Policy); err != nil {
+			return nil, err
+		}
+		if len(sp.vanished) == 0 {
+			break
+		}
+		if attempt > 0 {
+			sp = x.withoutVanished(sp, pr)
+			break
+		}
+	}
+	if len(sp.blocking) > 0 {
+		if !x.cfg.BestEffort {
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: sp.blocking}
+		}
+		x.noteBestEffort(sp)
+	}
+	b, err := x.acquire(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	x.probePath(ctx, b)
+	r := &run{x: x, box: b, dir: dir}
+	g, err := x.guardFor(req, sp)
+	if err != nil {
+		x.release(b)
+		return nil, err
+	}
+	if g != nil {
+		vs, err := g.Begin(ctx)
+		switch {
+		case err == nil:
+			r.guard = g
+			r.notes = protectguard.Strings(vs)
+		case !x.cfg.BestEffort:
+			x.release(b)
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
+				Control: executor.ControlProtect,
+				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
+			}}}
+		default:
+			x.log.Warn("docker: protected paths created during the command are not guarded", "err", err)
+			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
+		}
+	}
+	return r, nil
+}
+
+// end has the guard repair protected paths once the command is over.
+func (r *run) end(ctx context.Context) {
+	r.once.Do(func() {
+		if r.guard == nil {
+			return
+		}
+		vs, err := r.guard.End(context.WithoutCancel(ctx))
+		r.notes = append(r.notes, protectguard.Strings(vs)...)
+		if err != nil {
+			r.x.log.Warn("docker: protected-path repair failed", "err", err)
+			r.notes = append(r.notes, "protected-path repair failed: "+err.Error())
+		}
+	})
+}
+
+// probePath finds out, once, whether the image's /bin/sh exports a PATH
+// of its own when it starts without one (busybox does).
+func (x *Executor) probePath(ctx context.Context, b *box) {
+	x.pathOnce.Do(func() {
+		var out bytes.Buffer
+		w := &limitWriter{w: &out, n: 64 << 10}
+		req := &executor.Request{Command: "export -p", Env: []string{}}
+		o, err := x.exec(context.WithoutCancel(ctx), b, req, "/", w, &limitWriter{w: &bytes.Buffer{}, n: 0}, 10*time.Second, nil, nil, nil)
+		if err != nil || o.ended != "" {
+			x.log.Debug("docker: probing the image's shell failed", "err", err)
+			return
+		}
+		x.pathProbe = bytes.Contains(out.Bytes(), []byte("PATH="))
+		x.log.Debug("docker: the image's shell exports a PATH of its own", "exports", x.pathProbe)
+	})
+}
+
+// guardFor returns the guard for the request's protect rules over the
+// spec's writable trees, or nil when there is nothing to guard.
+func (x *Executor) guardFor(req *executor.Request, sp *spec) (*protectguard.Guard, error) {
+	patterns := req.Policy.Protect.Patterns()
+	if len(patterns) == 0 || len(sp.guardTrees) == 0 {
+		return nil, nil
+	}
+	key := strings.Join([]string{req.Root, req.Home, strings.Join(sp.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
+	x.gmu.Lock()
+	defer x.gmu.Unlock()
+	x.gtick++
+	if e := x.guards[key]; e != nil {
+		e.used = x.gtick
+		return e.g, nil
+	}
+	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	if err != nil {
+		return nil, fmt.Errorf("docker executor: %w", err)
+	}
+	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: sp.guardTrees, Logger: x.cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("docker executor: %w", err)
+	}
+	x.guards[key] = &guardEntry{g: g, used: x.gtick}
+	for len(x.guards) > maxGuards {
+		oldest := ""
+		for k, e := range x.guards {
+			if k != key && e.g.Active() == 0 && (oldest == "" || e.used < x.guards[oldest].used) {
+				oldest = k
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		delete(x.guards, oldest)
+	}
+	return g, nil
+}
+
+// noteBestEffort remembers the blocking gaps of a spec run in best
+// effort, for Describe, and warns once per new gap.
+func (x *Executor) noteBestEffort(sp *spec) {
+	x.dmu.Lock()
+	defer x.dmu.Unlock()
+	added := false
+	for _, g := range sp.blocking {
+		if !slices.Contains(x.ranWith, g) && len(x.ranWith) < 64 {
+			x.ranWith = append(x.ranWith, g)
+			added = true
+		}
+	}
+	if added {
+		x.log.Warn("docker: running in best effort without enforcing", "gaps", sp.blocking)
+	}
+}
+
+func validate(req *executor.Request) error {
+	switch {
+	case req == nil:
+		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
+	case req.Policy == nil:
+		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the docker executor derives its container from the policy"}
+	case req.Root == "" || !filepath.IsAbs(req.Root):
+		return &executor.RequestError{Field: "Root", Value: req.Root, Reason: "no absolute workspace root"}
+	case req.Dir != "" && !filepath.IsAbs(req.Dir):
+		return &executor.RequestError{Field: "Dir", Value: req.Dir, Reason: "not absolute"}
+	case req.Timeout < 0:
+		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
+	case req.OutputLimit < 0:
+		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
+	case strings.ContainsRune(req.Command, 0):
+		return &executor.RequestError{Field: "Command", Value: req.Command, Reason: "contains a NUL byte"}
+	case strings.ContainsRune(req.Dir, 0):
+		return &executor.RequestError{Field: "Dir", Value: req.Dir, Reason: "contains a NUL byte"}
+	}
+	for i, kv := range req.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		switch {
+		case strings.ContainsRune(kv, 0):
+			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "contains a NUL byte"}
+		case !ok || k == "":
+			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "not KEY=VALUE"}
+		}
+	}
+	return nil
+}
+
+// process is a background command.
+type process struct {
+	ring     *outbuf.Ring
+	kill     chan struct{}
+	killOnce sync.Once
+	done     chan struct{}
+	started  chan error
+	res      *executor.Result // set before done is closed
+}
+
+func (p *process) ReadOutput() ([]byte, bool) { return p.ring.ReadNew() }
+func (p *process) Done() <-chan struct{}      { return p.done }
+
+func (p *process) Wait() *executor.Result {
+	<-p.done
+	res := *p.res
+	res.Stdout, res.Truncated = p.ring.Unread()
+	return &res
+}
+
+func (p *process) Kill() error {
+	p.killOnce.Do(func() { close(p.kill) })
+	<-p.done
+	return nil
+}

@@ -1,0 +1,199 @@
+//go:build linux
+
+package docker
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/containers/common/pkg/seccomp"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// shells are the POSIX shells the runner's scripts must work in: the
+// host's /bin/sh (host mode) and busybox (the test image), where present.
+func shells(t testing.TB) [][]string {
+	var out [][]string
+	for _, sh := range [][]string{{"/bin/sh"}, {"dash"}, {"busybox", "sh"}} {
+		if p, err := exec.LookPath(sh[0]); err == nil {
+			out = append(out, append([]string{p}, sh[1:]...))
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no POSIX shell on this host")
+	}
+	return out
+}
+
+// TestQuoteRoundTrip checks that quote gives each shell back the exact
+// bytes, newlines, control characters and invalid UTF-8 included.
+func TestQuoteRoundTrip(t *testing.T) {
+	for _, sh := range shells(t) {
+		t.Run(strings.Join(sh, " "), func(t *testing.T) {
+			rapid.Check(t, func(rt *rapid.T) {
+				s := string(rapid.SliceOf(rapid.ByteRange(1, 255)).Draw(rt, "s"))
+				q, ok := quote(s)
+				if !ok {
+					rt.Fatalf("quote(%q) refused", s)
+				}
+				args := append(slices.Clone(sh[1:]), "-c", "printf %s "+q)
+				out, err := exec.Command(sh[0], args...).Output()
+				if err != nil {
+					rt.Fatalf("%s: %v", q, err)
+				}
+				if string(out) != s {
+					rt.Fatalf("quote(%q) = %s gives %q", s, q, out)
+				}
+			})
+		})
+	}
+	_, ok := quote("a\x00b")
+	assert.False(t, ok, "a NUL cannot be quoted")
+}
+
+// TestRunnerScript runs the runner's per-command script in each shell
+// (without a container): the environment is exactly the one requested,
+// the directory is changed to, and a missing directory reports nodir on
+// descriptor 3.
+func TestRunnerScript(t *testing.T) {
+	dir := t.TempDir()
+	env := []string{"A=1", "B=two words", "C=line1\nline2", "D=it's", "E="}
+	script, ok := runnerScriptFor(env, dir, "pwd; env", []string{"PATH", "HOME", "HOSTNAME"})
+	require.True(t, ok)
+	for _, sh := range shells(t) {
+		t.Run(strings.Join(sh, " "), func(t *testing.T) {
+			args := append(slices.Clone(sh[1:]), "-c", script+"\n", "x")
+			cmd := exec.Command(sh[0], args...)
+			cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/root", "HOSTNAME=h", "A=old"}
+			out, err := cmd.Output()
+			require.NoError(t, err)
+			lines := string(out)
+			assert.True(t, strings.HasPrefix(lines, dir+"\n"), "%q", lines)
+			for _, kv := range env {
+				assert.Contains(t, lines, kv+"\n")
+			}
+			for _, k := range []string{"PATH=", "HOME=", "HOSTNAME="} {
+				assert.NotContains(t, "\n"+lines, "\n"+k, "unset %s", k)
+			}
+			assert.NotContains(t, lines, "A=old")
+		})
+	}
+	_, ok = runnerScriptFor([]string{"not-a-name=1"}, dir, "true", nil)
+	assert.False(t, ok, "a name a shell cannot export makes the command an exec of its own")
+	script, ok = runnerScriptFor(nil, dir+"/missing", "echo ran", nil)
+	require.True(t, ok)
+	sh := shells(t)[0]
+	out, _ := exec.Command(sh[0], append(slices.Clone(sh[1:]), "-c", script+"\n", "x")...).Output()
+	assert.NotContains(t, string(out), "ran")
+}
+
+// TestSeccompConversion checks the conversion of the containers/common
+// profile: every syscall rule kept with numeric errnos, and the
+// namespace rules replaced unless nested user namespaces are allowed.
+func TestSeccompConversion(t *testing.T) {
+	src := seccomp.DefaultProfile()
+	for _, nested := range []bool{false, true} {
+		p, err := convertSeccomp(src, !nested)
+		require.NoError(t, err)
+		require.NotNil(t, p.DefaultErrnoRet)
+		assert.Equal(t, string(src.DefaultAction), p.DefaultAction)
+		assert.NotEmpty(t, p.ArchMap)
+		allowed := func(name string) (unconditional, conditional bool) {
+			for _, s := range p.Syscalls {
+				if !slices.Contains(s.Names, name) || s.Action != string(seccomp.ActAllow) {
+					continue
+				}
+				if len(s.Args) == 0 && len(s.Includes.Caps)+len(s.Excludes.Caps)+len(s.Includes.Arches)+len(s.Excludes.Arches) == 0 {
+					unconditional = true
+				} else {
+					conditional = true
+				}
+			}
+			return
+		}
+		for _, name := range []string{"unshare", "clone", "clone3"} {
+			u, _ := allowed(name)
+			assert.Equal(t, nested, u, "%s unconditionally allowed with nested=%v", name, nested)
+		}
+		if !nested {
+			_, c := allowed("clone")
+			assert.True(t, c, "clone without namespace flags stays allowed")
+		}
+		u, _ := allowed("read")
+		assert.True(t, u)
+		for _, s := range p.Syscalls {
+			if s.Action == string(seccomp.ActErrno) {
+				assert.NotNil(t, s.ErrnoRet, "%v: errno as a number", s.Names)
+			}
+		}
+		b, err := json.Marshal(p)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), `"errno":`, "names of errnos are not sent")
+	}
+	js, desc, err := seccompProfile(false)
+	require.NoError(t, err)
+	assert.True(t, json.Valid([]byte(js)))
+	assert.Contains(t, desc, "containers/common")
+}
+
+// TestHideEngine checks, on a model tree, that an engine socket inside a
+// bound tree gets /dev/null bound over it, that a bind of the socket
+// itself is dropped, and that a bind around the engine's data root is
+// rebuilt around it where the host's mount does not propagate.
+func TestHideEngine(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "run", "engine.sock")
+	data := filepath.Join(dir, "data")
+	for _, d := range []string{filepath.Dir(sock), data, filepath.Join(dir, "a", "b")} {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+	require.NoError(t, os.Symlink("file", filepath.Join(dir, "link")))
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	x := &Executor{eng: &engine{socket: sock, rootDir: data}, log: slog.Default()}
+	bind := func(p string) specs.Mount {
+		return specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", "ro", "rprivate", "nosuid", "nodev"}}
+	}
+	fid := &policyderive.Fidelity{}
+	ms := x.hideEngine([]specs.Mount{bind(filepath.Dir(sock)), bind(sock)}, fid)
+	dests := map[string]specs.Mount{}
+	for _, m := range ms {
+		dests[m.Destination] = m
+	}
+	assert.Equal(t, "/dev/null", dests[sock].Source, "/dev/null over the socket")
+	assert.Len(t, ms, 2, "the bind of the socket itself is dropped: %v", ms)
+
+	if hostPropagates(dir) {
+		t.Skip("the host's mount propagates here: the bind is made rslave instead")
+	}
+	ms = x.hideEngine([]specs.Mount{bind(dir)}, fid)
+	var got []string
+	for _, m := range ms {
+		got = append(got, m.Destination+" "+m.Source)
+	}
+	slices.Sort(got)
+	want := []string{
+		filepath.Join(dir, "a") + " " + filepath.Join(dir, "a"),
+		filepath.Join(dir, "file") + " " + filepath.Join(dir, "file"),
+		filepath.Join(dir, "run") + " " + filepath.Join(dir, "run"),
+		sock + " /dev/null",
+	}
+	assert.Equal(t, want, got, "rebuilt around the data root (left out), the symbolic link left out, the socket covered")
+	assert.True(t, slices.ContainsFunc(fid.Elements, func(e policyderive.Element) bool {
+		return e.Class == policyderive.Stricter && strings.Contains(e.Detail, "rebuilt")
+	}), "reported as stricter")
+}

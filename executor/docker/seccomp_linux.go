@@ -1,0 +1,163 @@
+//go:build linux
+
+package docker
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"syscall"
+
+	"github.com/containers/common/pkg/seccomp"
+	"golang.org/x/sys/unix"
+)
+
+// seccompProfile returns the containers/common default seccomp profile in
+// the JSON form the Docker API's SecurityOpt "seccomp=<json>" takes, and a
+// sentence describing it for Describe. Unless nestedUserns, the profile
+// also refuses to create namespaces (see Config.NestedUserNamespaces).
+func seccompProfile(nestedUserns bool) (string, string, error) {
+	p, err := convertSeccomp(seccomp.DefaultProfile(), !nestedUserns)
+	if err != nil {
+		return "", "", err
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", "", fmt.Errorf("docker executor: encoding the seccomp profile: %w", err)
+	}
+	desc := "containers/common v0.64.2 default profile (pkg/seccomp), sent as SecurityOpt seccomp=<json>"
+	if !nestedUserns {
+		desc += "; namespace creation refused: unshare fails with EPERM, clone with CLONE_NEW* flags and clone3 with ENOSYS (libc falls back from clone3 to clone)"
+	}
+	return string(b), desc, nil
+}
+
+// engineSeccomp is a seccomp profile in the Docker Engine's JSON format
+// (moby profiles/seccomp), with only the fields every engine since API
+// 1.41 (Docker 20.10) reads: error numbers as numbers, no Errno names,
+// no listener, no flags.
+type engineSeccomp struct {
+	DefaultAction   string          `json:"defaultAction"`
+	DefaultErrnoRet *uint           `json:"defaultErrnoRet,omitempty"`
+	ArchMap         []engineArch    `json:"archMap,omitempty"`
+	Syscalls        []engineSyscall `json:"syscalls"`
+}
+
+type engineArch struct {
+	Arch      string   `json:"architecture"`
+	SubArches []string `json:"subArchitectures"`
+}
+
+type engineSyscall struct {
+	Names    []string     `json:"names"`
+	Action   string       `json:"action"`
+	Args     []engineArg  `json:"args"`
+	ErrnoRet *uint        `json:"errnoRet,omitempty"`
+	Includes engineFilter `json:"includes"`
+	Excludes engineFilter `json:"excludes"`
+}
+
+type engineFilter struct {
+	Caps   []string `json:"caps,omitempty"`
+	Arches []string `json:"arches,omitempty"`
+}
+
+type engineArg struct {
+	Index    uint   `json:"index"`
+	Value    uint64 `json:"value"`
+	ValueTwo uint64 `json:"valueTwo"`
+	Op       string `json:"op"`
+}
+
+// cloneNamespaceFlags are the clone(2) flags that create namespaces:
+// CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC,
+// CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET (the mask moby's default
+// profile uses).
+const cloneNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
+	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// convertSeccomp converts a containers/common profile to the engine's
+// format. noNamespaces replaces the unconditional allow rules of unshare,
+// clone and clone3 by rules that refuse namespace creation.
+func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, error) {
+	errno := func(name string, ret *uint) (*uint, error) {
+		if ret != nil {
+			v := *ret
+			return &v, nil
+		}
+		if name == "" {
+			return nil, nil
+		}
+		for n := syscall.Errno(1); n < 4096; n++ {
+			if unix.ErrnoName(n) == name {
+				v := uint(n)
+				return &v, nil
+			}
+		}
+		return nil, fmt.Errorf("docker executor: seccomp profile: unknown errno %q", name)
+	}
+	out := &engineSeccomp{DefaultAction: string(p.DefaultAction)}
+	var err error
+	if out.DefaultErrnoRet, err = errno(p.DefaultErrno, p.DefaultErrnoRet); err != nil {
+		return nil, err
+	}
+	if len(p.Flags) > 0 || p.ListenerPath != "" {
+		return nil, fmt.Errorf("docker executor: seccomp profile: flags %v and listeners are not supported by the engine API", p.Flags)
+	}
+	if len(p.ArchMap) == 0 && len(p.Architectures) > 0 {
+		for _, a := range p.Architectures {
+			out.ArchMap = append(out.ArchMap, engineArch{Arch: string(a), SubArches: []string{}})
+		}
+	}
+	for _, a := range p.ArchMap {
+		ea := engineArch{Arch: string(a.Arch), SubArches: []string{}}
+		for _, s := range a.SubArches {
+			ea.SubArches = append(ea.SubArches, string(s))
+		}
+		out.ArchMap = append(out.ArchMap, ea)
+	}
+	namespaced := []string{"unshare", "clone", "clone3"}
+	for _, s := range p.Syscalls {
+		names := slices.Clone(s.Names)
+		if s.Name != "" {
+			names = append(names, s.Name)
+		}
+		unconditional := s.Action == seccomp.ActAllow && len(s.Args) == 0 &&
+			len(s.Includes.Caps)+len(s.Includes.Arches)+len(s.Excludes.Caps)+len(s.Excludes.Arches) == 0
+		if noNamespaces && unconditional {
+			names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(namespaced, n) })
+		}
+		if len(names) == 0 {
+			continue
+		}
+		es := engineSyscall{Names: names, Action: string(s.Action), Args: []engineArg{},
+			Includes: engineFilter{Caps: s.Includes.Caps, Arches: s.Includes.Arches},
+			Excludes: engineFilter{Caps: s.Excludes.Caps, Arches: s.Excludes.Arches}}
+		if es.ErrnoRet, err = errno(s.Errno, s.ErrnoRet); err != nil {
+			return nil, err
+		}
+		for _, a := range s.Args {
+			es.Args = append(es.Args, engineArg{Index: a.Index, Value: a.Value, ValueTwo: a.ValueTwo, Op: string(a.Op)})
+		}
+		out.Syscalls = append(out.Syscalls, es)
+	}
+	if noNamespaces {
+		eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
+		s390 := []string{"s390", "s390x"}
+		out.Syscalls = append(out.Syscalls,
+			// clone(flags, ...): allowed without namespace flags. The
+			// flags are the first argument, the second on s390.
+			engineSyscall{Names: []string{"clone"}, Action: string(seccomp.ActAllow),
+				Args:     []engineArg{{Index: 0, Value: cloneNamespaceFlags, ValueTwo: 0, Op: string(seccomp.OpMaskedEqual)}},
+				Excludes: engineFilter{Arches: s390}},
+			engineSyscall{Names: []string{"clone"}, Action: string(seccomp.ActAllow),
+				Args:     []engineArg{{Index: 1, Value: cloneNamespaceFlags, ValueTwo: 0, Op: string(seccomp.OpMaskedEqual)}},
+				Includes: engineFilter{Arches: s390}},
+			// clone3 passes its flags in a struct seccomp cannot read:
+			// ENOSYS makes libc fall back to clone.
+			engineSyscall{Names: []string{"clone3"}, Action: string(seccomp.ActErrno), Args: []engineArg{}, ErrnoRet: &enosys},
+			engineSyscall{Names: []string{"unshare"}, Action: string(seccomp.ActErrno), Args: []engineArg{}, ErrnoRet: &eperm},
+		)
+	}
+	return out, nil
+}
