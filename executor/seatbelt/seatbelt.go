@@ -1,0 +1,563 @@
+package seatbelt
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/internal/procgroup"
+	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// maxPlans bounds the rendered plans kept (one per profile key).
+const maxPlans = 128
+
+// maxGuards bounds the protected-path guards kept (one per root, writable
+// trees and protect rules); guards with running commands are never dropped.
+const maxGuards = 16
+
+// trialTimeout bounds each trial run of /bin/sh -c : (in New, and when Run
+// checks whether sandbox-exec failed to set up the sandbox).
+const trialTimeout = 10 * time.Second
+
+// setupPrefix starts every message sandbox-exec prints about itself. A
+// failed command whose stderr starts with it makes Run check, with a
+// trial under the same profile, whether the sandbox was ever set up.
+var setupPrefix = []byte("sandbox-exec: ")
+
+// Executor runs commands under macOS's Seatbelt through
+// /usr/bin/sandbox-exec, with a profile rendered per request by
+// policyderive.SBPL and the protected-path guard. Use New; an Executor is
+// safe for concurrent use. Close releases its caches and removes its
+// temporary directory.
+//
+// Seatbelt judges every file operation by the path it names, last
+// matching rule first; see the package documentation for what that
+// enforces and what it cannot.
+type Executor struct {
+	cfg     Config
+	log     *slog.Logger
+	program string
+	deriver *policyderive.Deriver
+	tmp     string
+
+	pmu   sync.Mutex
+	plans map[string]*planEntry
+	ptick uint64
+
+	gmu    sync.Mutex
+	guards map[string]*guardEntry
+	gtick  uint64
+
+	descOnce sync.Once
+	desc     executor.Capabilities
+
+	closeOnce sync.Once
+	closed    chan struct{}
+}
+
+type planEntry struct {
+	pl   *plan
+	used uint64
+}
+
+type guardEntry struct {
+	g    *protectguard.Guard
+	used uint64
+}
+
+var (
+	_ executor.Executor  = (*Executor)(nil)
+	_ executor.Starter   = (*Executor)(nil)
+	_ executor.Describer = (*Executor)(nil)
+	_ executor.TempDirer = (*Executor)(nil)
+)
+
+// New checks that /usr/bin/sandbox-exec exists and can sandbox a shell
+// here — it runs /bin/sh -c : once under the profile of a coding-mode
+// workspace — and returns an executor. It fails with a *ConfigError for
+// an invalid Config and with *executor.UnavailableError on every system
+// but macOS (wrapping errors.ErrUnsupported), when sandbox-exec is
+// missing (ErrNotInstalled), when it cannot apply profiles here
+// (ErrCannotApply: already inside a sandbox) and when the shell cannot
+// start under cordon's profile (ErrTrial).
+func New(cfg Config) (*Executor, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !supported {
+		return nil, unsupported()
+	}
+	return newExecutor(cfg, Program)
+}
+
+// newExecutor is New with the sandbox-exec program given: Program in
+// production, an inspectable fake in this package's tests.
+func newExecutor(cfg Config, program string) (*Executor, error) {
+	if err := checkProgram(program); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "cordon-seatbelt-")
+	if err == nil {
+		// Seatbelt matches resolved paths: on macOS the temporary
+		// directory is under /var, a symbolic link to /private/var.
+		tmp, err = filepath.EvalSymlinks(tmp)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("seatbelt executor: private temporary directory: %w", err)
+	}
+	x := &Executor{
+		cfg:     cfg,
+		log:     cmp.Or(cfg.Logger, slog.Default()),
+		program: program,
+		deriver: policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		tmp:     tmp,
+		plans:   map[string]*planEntry{},
+		guards:  map[string]*guardEntry{},
+		closed:  make(chan struct{}),
+	}
+	began := time.Now()
+	if err := x.trial(); err != nil {
+		x.Close()
+		return nil, err
+	}
+	x.log.Debug("seatbelt executor", "program", program, "tmp", tmp, "trial", time.Since(began))
+	return x, nil
+}
+
+// checkProgram fails with *executor.UnavailableError wrapping
+// ErrNotInstalled unless program is an executable regular file.
+func checkProgram(program string) error {
+	fi, err := os.Stat(program)
+	reason := ""
+	switch {
+	case err != nil:
+		reason = fmt.Sprintf("%s: %v", program, err)
+	case !fi.Mode().IsRegular():
+		reason = fmt.Sprintf("%s is not a regular file", program)
+	case fi.Mode()&0o111 == 0:
+		reason = fmt.Sprintf("%s is not executable", program)
+	default:
+		return nil
+	}
+	return &executor.UnavailableError{Backend: Backend, Reason: reason,
+		Fix: "sandbox-exec ships with macOS in /usr/bin; cordon never uses one found elsewhere (use the docker backend where it is missing)",
+		Err: fmt.Errorf("%w: %s", ErrNotInstalled, reason)}
+}
+
+// trial runs /bin/sh -c : under the profile of a coding-mode workspace
+// and, if that fails, under a profile that allows everything, to tell a
+// sandbox-exec that cannot apply profiles here from a profile that does
+// not let the shell start.
+func (x *Executor) trial() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*trialTimeout)
+	defer cancel()
+	root, err := os.MkdirTemp("", "cordon-seatbelt-trial-")
+	if err == nil {
+		defer os.RemoveAll(root)
+		root, err = filepath.EvalSymlinks(root)
+	}
+	if err != nil {
+		return fmt.Errorf("seatbelt executor: trial workspace: %w", err)
+	}
+	pr, err := policyderive.Derive(policy.Coding.Policy(), root, "", root, nil)
+	if err != nil {
+		return fmt.Errorf("seatbelt executor: deriving the trial profile: %w", err)
+	}
+	pl, err := assess(x.program, pr.WithTmpDir(x.tmp))
+	if err != nil {
+		return fmt.Errorf("seatbelt executor: rendering the trial profile: %w", err)
+	}
+	ok, msg := x.try(ctx, pl.prefix, root, nil)
+	if ok {
+		return nil
+	}
+	permissive, err := argvPrefix(x.program, "(version 1)\n(allow default)\n", nil)
+	if err != nil {
+		return err
+	}
+	if ok, msg := x.try(ctx, permissive, root, nil); !ok {
+		return &executor.UnavailableError{Backend: Backend,
+			Reason: "sandbox-exec cannot apply even a profile that allows everything",
+			Fix:    "run cordon outside any other Seatbelt sandbox (an app's or another agent's): Seatbelt sandboxes do not nest",
+			Err:    fmt.Errorf("%w: %s", ErrCannotApply, msg)}
+	}
+	return &executor.UnavailableError{Backend: Backend,
+		Reason: "/bin/sh cannot start under the profile cordon renders for a coding-mode workspace",
+		Fix:    "report the message with the macOS version (sandbox-probe detect); use the docker backend meanwhile",
+		Err:    fmt.Errorf("%w: %s", ErrTrial, msg)}
+}
+
+// try runs prefix + /bin/sh -c : in dir with env and reports whether it
+// exited 0, and otherwise what it printed.
+func (x *Executor) try(ctx context.Context, prefix []string, dir string, env []string) (ok bool, msg string) {
+	argv, err := withCommand(prefix, ":")
+	if err != nil {
+		return false, err.Error()
+	}
+	if env == nil {
+		env = []string{}
+	}
+	res, err := procgroup.Run(ctx, &procgroup.Spec{Path: x.program, Args: argv, Env: env, Dir: dir, Timeout: trialTimeout, OutputLimit: 4096})
+	switch {
+	case err != nil:
+		return false, err.Error()
+	case res.TimedOut:
+		return false, "timed out after " + trialTimeout.String()
+	case res.ExitCode != 0 || res.Signal != "":
+		msg := strings.TrimSpace(string(res.Stderr) + "\n" + string(res.Stdout))
+		if res.Signal != "" {
+			return false, strings.TrimSpace("killed by signal " + res.Signal + ": " + msg)
+		}
+		return false, strings.TrimSpace(fmt.Sprintf("exit status %d: %s", res.ExitCode, msg))
+	}
+	return true, ""
+}
+
+// TempDir returns the executor's private temporary directory, which every
+// command may read and write. Seatbelt has no mount namespace, so the
+// host's /tmp and the per-user temporary directory stay the host's and
+// are not writable; the workspace sets TMPDIR to this directory (it
+// implements executor.TempDirer).
+func (x *Executor) TempDir() string { return x.tmp }
+
+// Close releases the derivation cache and removes the temporary
+// directory. Running commands are unaffected; later calls of Run and
+// Start fail.
+func (x *Executor) Close() error {
+	var err error
+	x.closeOnce.Do(func() {
+		close(x.closed)
+		err = errors.Join(x.deriver.Close(), os.RemoveAll(x.tmp))
+	})
+	return err
+}
+
+// run is one prepared command: its spec, plan and guard.
+type run struct {
+	x     *Executor
+	pl    *plan
+	spec  *procgroup.Spec
+	guard *protectguard.Guard
+	// notes are violations found before the command started and guard
+	// problems, for Result.Violations.
+	notes []string
+}
+
+// Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
+// profile derived from req.Policy, req.Root, req.Home and req.Grants.
+// A command that sandbox-exec could not start fails with *SetupError.
+func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	res, err := procgroup.Run(ctx, r.spec)
+	vs := r.end(ctx)
+	if err != nil {
+		return nil, startError(err)
+	}
+	if !res.TimedOut && res.Signal == "" && res.ExitCode != 0 && bytes.HasPrefix(res.Stderr, setupPrefix) {
+		// sandbox-exec's own message, or the command's? A shell under the
+		// same profile, directory and environment tells.
+		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), trialTimeout)
+		ok, msg := x.try(tctx, r.pl.prefix, req.Dir, req.Env)
+		cancel()
+		if !ok && !strings.HasPrefix(msg, "timed out") {
+			return nil, &SetupError{Message: strings.TrimSpace(string(firstLines(res.Stderr, 20))), ExitCode: res.ExitCode}
+		}
+	}
+	out := convert(res)
+	out.Violations = vs
+	return out, nil
+}
+
+// Start starts req.Command in the background under the same sandbox as
+// Run; stdout and stderr are merged. Request.Timeout is ignored and ctx
+// only governs the start. The protected-path guard repairs when the
+// process exits and before every later command. A sandbox-exec that
+// fails to set up the sandbox shows as a process that exits at once with
+// its message in the output (Start does not run the check Run does).
+func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.Process, error) {
+	r, err := x.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	r.spec.Timeout = 0
+	p, err := procgroup.Start(ctx, r.spec)
+	if err != nil {
+		r.end(ctx)
+		return nil, startError(err)
+	}
+	bp := &process{p: p, done: make(chan struct{})}
+	go func() {
+		<-p.Done()
+		bp.violations = r.end(ctx)
+		close(bp.done)
+	}()
+	return bp, nil
+}
+
+// Args returns the complete command line Run would execute for req:
+// /usr/bin/sandbox-exec -p PROFILE -D KEY=VALUE ... /bin/sh -c COMMAND,
+// for inspection and for running the same sandbox by hand. The command
+// runs with exactly req.Env in req.Dir.
+func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	pl, err := x.planFor(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return withCommand(pl.prefix, req.Command)
+}
+
+// prepare derives and assesses the profile, refuses it in strict mode
+// when it cannot be enforced, starts the guard and builds the command.
+func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
+	if err := validate(req); err != nil {
+		return nil, err
+	}
+	select {
+	case <-x.closed:
+		return nil, fmt.Errorf("seatbelt executor: %w", launcher.ErrClosed)
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pl, err := x.planFor(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	if len(pl.blocking) > 0 {
+		if !x.cfg.BestEffort {
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
+		}
+		x.log.Debug("seatbelt: running in best effort despite gaps", "gaps", len(pl.blocking))
+	}
+	argv, err := withCommand(pl.prefix, req.Command)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{x: x, pl: pl}
+	if g, err := x.guardFor(req, pl); err != nil {
+		return nil, err
+	} else if g != nil {
+		vs, err := g.Begin(ctx)
+		switch {
+		case err == nil:
+			r.guard = g
+			r.notes = protectguard.Strings(vs)
+		case !x.cfg.BestEffort:
+			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
+				Control: executor.ControlProtect,
+				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
+			}}}
+		default:
+			x.log.Warn("seatbelt: protected paths are not guarded for this command", "err", err)
+			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
+		}
+	}
+	limit := req.OutputLimit
+	if limit == 0 {
+		limit = executor.DefaultOutputLimit
+	}
+	env := req.Env
+	if env == nil {
+		env = []string{}
+	}
+	r.spec = &procgroup.Spec{
+		Path:        x.program,
+		Args:        argv,
+		Env:         env, // sandbox-exec passes it to the shell untouched
+		Dir:         req.Dir,
+		Timeout:     req.Timeout,
+		OutputLimit: limit,
+		WaitDelay:   x.cfg.WaitDelay,
+	}
+	return r, nil
+}
+
+// planFor derives the request's profile and returns its plan, rendered
+// once per profile key.
+func (x *Executor) planFor(ctx context.Context, req *executor.Request) (*plan, error) {
+	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	if err != nil {
+		return nil, fmt.Errorf("seatbelt executor: deriving the profile: %w", err)
+	}
+	pr = pr.WithTmpDir(x.tmp)
+	key := pr.Key()
+	x.pmu.Lock()
+	defer x.pmu.Unlock()
+	x.ptick++
+	if e := x.plans[key]; e != nil {
+		e.used = x.ptick
+		return e.pl, nil
+	}
+	pl, err := assess(x.program, pr)
+	if err != nil {
+		return nil, fmt.Errorf("seatbelt executor: rendering the profile: %w", err)
+	}
+	x.plans[key] = &planEntry{pl: pl, used: x.ptick}
+	if len(x.plans) > maxPlans {
+		oldKey := ""
+		for k, e := range x.plans {
+			if oldKey == "" || e.used < x.plans[oldKey].used {
+				oldKey = k
+			}
+		}
+		delete(x.plans, oldKey)
+	}
+	return pl, nil
+}
+
+// end runs the guard's repair (even when ctx was cancelled) and returns
+// the violations for the Result.
+func (r *run) end(ctx context.Context) []string {
+	notes := r.notes
+	if r.guard == nil {
+		return notes
+	}
+	vs, err := r.guard.End(context.WithoutCancel(ctx))
+	notes = append(notes, protectguard.Strings(vs)...)
+	if err != nil {
+		r.x.log.Warn("seatbelt: protected-path repair failed", "err", err)
+		notes = append(notes, "protected-path repair failed: "+err.Error())
+	}
+	return notes
+}
+
+// guardFor returns the guard for the request's protect rules over the
+// plan's writable trees, or nil when there is nothing to guard.
+func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
+	patterns := req.Policy.Protect.Patterns()
+	if len(patterns) == 0 || len(pl.guardTrees) == 0 {
+		return nil, nil
+	}
+	key := strings.Join([]string{req.Root, req.Home, strings.Join(pl.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
+	x.gmu.Lock()
+	defer x.gmu.Unlock()
+	x.gtick++
+	if e := x.guards[key]; e != nil {
+		e.used = x.gtick
+		return e.g, nil
+	}
+	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	if err != nil {
+		return nil, fmt.Errorf("seatbelt executor: %w", err)
+	}
+	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: pl.guardTrees, Logger: x.cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("seatbelt executor: %w", err)
+	}
+	x.guards[key] = &guardEntry{g: g, used: x.gtick}
+	for len(x.guards) > maxGuards {
+		oldKey := ""
+		for k, e := range x.guards {
+			if k != key && e.g.Active() == 0 && (oldKey == "" || e.used < x.guards[oldKey].used) {
+				oldKey = k
+			}
+		}
+		if oldKey == "" {
+			break
+		}
+		delete(x.guards, oldKey)
+	}
+	return g, nil
+}
+
+func validate(req *executor.Request) error {
+	switch {
+	case req == nil:
+		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
+	case req.Policy == nil:
+		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the seatbelt executor derives its sandbox from the policy"}
+	case req.Root == "":
+		return &executor.RequestError{Field: "Root", Value: "", Reason: "no workspace root"}
+	case req.Timeout < 0:
+		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
+	case req.OutputLimit < 0:
+		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
+	case strings.IndexByte(req.Command, 0) >= 0:
+		return &executor.RequestError{Field: "Command", Value: clip(req.Command), Reason: "contains a NUL byte"}
+	}
+	return nil
+}
+
+func startError(err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// sandbox-exec vanished since New.
+		return &executor.UnavailableError{Backend: Backend, Reason: "starting " + Program + " failed", Err: fmt.Errorf("%w: %w", ErrNotInstalled, err)}
+	}
+	return fmt.Errorf("seatbelt executor: %w", err)
+}
+
+// firstLines returns at most n lines of b.
+func firstLines(b []byte, n int) []byte {
+	i := 0
+	for range n {
+		j := bytes.IndexByte(b[i:], '\n')
+		if j < 0 {
+			return b
+		}
+		i += j + 1
+	}
+	return b[:i]
+}
+
+func convert(r *procgroup.Result) *executor.Result {
+	return &executor.Result{
+		ExitCode:  r.ExitCode,
+		Signal:    r.Signal,
+		Stdout:    r.Stdout,
+		Stderr:    r.Stderr,
+		TimedOut:  r.TimedOut,
+		Truncated: r.Truncated,
+		Duration:  r.Duration,
+	}
+}
+
+// process is a background command; done closes after the guard's repair.
+type process struct {
+	p          *procgroup.Process
+	done       chan struct{}
+	violations []string
+}
+
+func (bp *process) ReadOutput() ([]byte, bool) { return bp.p.ReadOutput() }
+func (bp *process) Done() <-chan struct{}      { return bp.done }
+
+func (bp *process) Wait() *executor.Result {
+	<-bp.done
+	res := convert(bp.p.Wait())
+	res.Violations = bp.violations
+	return res
+}
+
+func (bp *process) Kill() error {
+	err := bp.p.Kill()
+	<-bp.done
+	return err
+}
+
+// Pid returns the process id of the background command's leader.
+func (bp *process) Pid() int { return bp.p.Pid() }
