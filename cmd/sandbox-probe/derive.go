@@ -1,0 +1,427 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	specs "github.com/opencontainers/runtime-spec/specs-go"
+	"github.com/spf13/cobra"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// renderers are the backends derive can render for, and the renderer
+// each uses. Renderers are pure: every one works on every OS.
+var renderers = []string{"landlock", "bwrap", "seatbelt", "docker"}
+
+type deriveOptions struct {
+	pf         policyFlags
+	backend    string
+	cwd        string
+	grants     []string
+	abi        int
+	hostSystem bool
+	json       bool
+}
+
+func (a *app) deriveCommand() *cobra.Command {
+	o := &deriveOptions{}
+	cmd := &cobra.Command{
+		Use:   "derive --backend B [--policy FILE] [--root DIR] [--json]",
+		Short: "Show the OS profile derived from a policy, rendered for a backend, and its fidelity report",
+		Long: `derive turns the policy into the backend-neutral profile of one command run
+in --cwd (read, write and execute grants, masks, pinned directories, the
+network) and renders it for the backend: the Landlock rules, the bwrap
+arguments, the Seatbelt profile text with its parameters, or the OCI mounts
+of the docker backend. Then the renderer's fidelity report: every element
+exact, stricter (the backend forbids more, and what) or looser (it permits
+something the policy forbids, and what to do).
+
+The renderers are pure, so every backend can be rendered on every OS. The
+report is the renderer's: a backend may close looser elements by other
+means (the landlock backend's seccomp filter closes UDP and other socket
+families); sandbox-probe probe shows what a backend enforces.
+
+--grant read:PATH or write:PATH (PATH alone means read) adds an approved
+grant, as when the user approves an ask; relative paths are relative to
+the root.
+
+Exit status: 0 rendered; 2 usage or setup error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.derive(o)
+		},
+	}
+	o.pf.add(cmd, true)
+	f := cmd.Flags()
+	f.StringVar(&o.backend, "backend", "", "backend to render for: "+strings.Join(renderers, ", ")+" (required)")
+	f.StringVar(&o.cwd, "cwd", "", "the command's working directory, relative to the root; default: the root")
+	f.StringArrayVar(&o.grants, "grant", nil, "an approved grant, read:PATH or write:PATH (repeatable)")
+	f.IntVar(&o.abi, "abi", 0, "Landlock ABI to render for; default: this kernel's (the newest known when it has none)")
+	f.BoolVar(&o.hostSystem, "host-system", false, "docker: bind the host's System paths read-only (the backend's host mode, an empty image)")
+	f.BoolVar(&o.json, "json", false, "print the profile, the rendering and the fidelity report as JSON")
+	return cmd
+}
+
+// DeriveReport is the output of derive (--json).
+type DeriveReport struct {
+	Backend string `json:"backend"`
+	Policy  string `json:"policy"`
+	Root    string `json:"root"`
+	Home    string `json:"home"`
+	Cwd     string `json:"cwd"`
+	// Profile is policyderive's backend-neutral profile.
+	Profile *policyderive.Profile `json:"profile"`
+	// Exactly one rendering is set, per Backend.
+	Landlock *LandlockRendering `json:"landlock,omitempty"`
+	Bwrap    *BwrapRendering    `json:"bwrap,omitempty"`
+	Seatbelt *SeatbeltRendering `json:"seatbelt,omitempty"`
+	Docker   *DockerRendering   `json:"docker,omitempty"`
+	// Fidelity is the renderer's report.
+	Fidelity *policyderive.Fidelity `json:"fidelity"`
+	// Strict is true when strict mode accepts the rendering as rendered:
+	// no looser element that is neither inherent nor mitigated. Blocking
+	// lists those elements.
+	Strict   bool                   `json:"strict"`
+	Blocking []policyderive.Element `json:"blocking"`
+}
+
+// LandlockRendering is one Landlock layer, with access rights by name.
+type LandlockRendering struct {
+	ABI        int               `json:"abi"`
+	HandledFS  []string          `json:"handled_fs"`
+	HandledNet []string          `json:"handled_net"`
+	Scoped     []string          `json:"scoped"`
+	FS         []LandlockFSRule  `json:"fs"`
+	Net        []LandlockNetRule `json:"net"`
+}
+
+// LandlockFSRule grants Access beneath (Dir) or on Path.
+type LandlockFSRule struct {
+	Path   string   `json:"path"`
+	Access []string `json:"access"`
+	Dir    bool     `json:"dir"`
+	// PerProcess rules are added by the sandboxed process itself (/proc/self).
+	PerProcess bool `json:"per_process,omitempty"`
+}
+
+// LandlockNetRule allows Access on one TCP port.
+type LandlockNetRule struct {
+	Port   uint16   `json:"port"`
+	Access []string `json:"access"`
+}
+
+// BwrapRendering is the bwrap arguments (the backend appends the
+// environment and `-- /bin/sh -c CMD`).
+type BwrapRendering struct {
+	Args []string `json:"args"`
+	// CommandLine is `bwrap ARGS -- /bin/sh -c CMD`, shell-quoted.
+	CommandLine string `json:"command_line"`
+}
+
+// SeatbeltRendering is the SBPL profile and its parameters.
+type SeatbeltRendering struct {
+	Profile string `json:"profile"`
+	// Params are KEY=VALUE, each passed as -D KEY=VALUE.
+	Params []string `json:"params"`
+	// CommandLine is the sandbox-exec invocation, shell-quoted, with the
+	// profile abbreviated as PROFILE.
+	CommandLine string `json:"command_line"`
+}
+
+// DockerRendering is the container's mounts, in the OCI runtime-spec form.
+type DockerRendering struct {
+	HostSystem bool          `json:"host_system"`
+	Mounts     []specs.Mount `json:"mounts"`
+}
+
+// accessNames turns go-landlock's "{a,b}" set notation into a list.
+func accessNames(s fmt.Stringer) []string {
+	str := strings.Trim(s.String(), "{}")
+	if str == "" || str == "∅" {
+		return []string{}
+	}
+	return strings.Split(str, ",")
+}
+
+// parseGrant parses --grant read:PATH, write:PATH or PATH.
+func parseGrant(ws *workspaceSpec, c *policy.Checker, s string) (policy.Grant, error) {
+	op := policy.Read
+	p := s
+	if rest, ok := strings.CutPrefix(s, "read:"); ok {
+		p = rest
+	} else if rest, ok := strings.CutPrefix(s, "write:"); ok {
+		op, p = policy.Write, rest
+	}
+	if p == "" {
+		return policy.Grant{}, usageErrorf("--grant %q: no path", s)
+	}
+	abs, err := c.Resolve(ws.root, p)
+	if err != nil {
+		return policy.Grant{}, usageErrorf("--grant %q: %v", s, err)
+	}
+	return policy.Grant{Path: abs, Op: op}, nil
+}
+
+func (a *app) derive(o *deriveOptions) error {
+	if o.backend == "" {
+		return usageErrorf("derive: --backend is required (%s)", strings.Join(renderers, ", "))
+	}
+	backend := o.backend
+	if backend == "oci" {
+		backend = "docker"
+	}
+	known := false
+	for _, r := range renderers {
+		known = known || r == backend
+	}
+	if !known {
+		if _, err := lookupBackend(backend); err == nil {
+			return usageErrorf("derive: %s renders no profile: it enforces nothing (renderers: %s)", backend, strings.Join(renderers, ", "))
+		}
+		return usageErrorf("derive: unknown backend %q (renderers: %s)", o.backend, strings.Join(renderers, ", "))
+	}
+	if o.abi < 0 || o.abi > policyderive.LandlockMaxABI {
+		return usageErrorf("--abi %d: want 1 to %d", o.abi, policyderive.LandlockMaxABI)
+	}
+	ws, err := o.pf.load()
+	if err != nil {
+		return err
+	}
+	c, err := ws.checker()
+	if err != nil {
+		return err
+	}
+	var grants []policy.Grant
+	for _, g := range o.grants {
+		gr, err := parseGrant(ws, c, g)
+		if err != nil {
+			return err
+		}
+		grants = append(grants, gr)
+	}
+	cwd := ws.inRoot(o.cwd)
+	if r, err := filepath.EvalSymlinks(cwd); err == nil {
+		cwd = r
+	}
+	pr, err := policyderive.Derive(ws.policy, ws.root, ws.home, cwd, grants)
+	if err != nil {
+		return setupError(fmt.Errorf("derive: %w", err))
+	}
+	rep := &DeriveReport{Backend: backend, Policy: ws.source, Root: ws.root, Home: ws.home, Cwd: pr.Cwd, Profile: pr}
+	switch backend {
+	case "landlock":
+		abi := o.abi
+		if abi == 0 {
+			abi = hostLandlockABI()
+		}
+		if abi == 0 {
+			abi = policyderive.LandlockMaxABI
+		}
+		rs := policyderive.Landlock(pr, abi)
+		lr := &LandlockRendering{ABI: rs.ABI, HandledFS: accessNames(rs.HandledFS), HandledNet: accessNames(rs.HandledNet),
+			Scoped: accessNames(rs.Scoped), FS: []LandlockFSRule{}, Net: []LandlockNetRule{}}
+		for _, r := range rs.FS {
+			lr.FS = append(lr.FS, LandlockFSRule{Path: r.Path, Access: accessNames(r.Access), Dir: r.Dir, PerProcess: r.PerProcess})
+		}
+		for _, r := range rs.Net {
+			lr.Net = append(lr.Net, LandlockNetRule{Port: r.Port, Access: accessNames(r.Access)})
+		}
+		rep.Landlock, rep.Fidelity = lr, rs.Fidelity
+	case "bwrap":
+		args, fid := policyderive.Bwrap(pr)
+		line := append(append([]string{"bwrap"}, args...), "--", "/bin/sh", "-c", "CMD")
+		rep.Bwrap, rep.Fidelity = &BwrapRendering{Args: args, CommandLine: quoteArgs(line)}, fid
+	case "seatbelt":
+		text, params, fid := policyderive.SBPL(pr)
+		line := []string{sandboxExecPath, "-p", "PROFILE"}
+		for _, kv := range params {
+			line = append(line, "-D", kv)
+		}
+		line = append(line, "/bin/sh", "-c", "CMD")
+		rep.Seatbelt, rep.Fidelity = &SeatbeltRendering{Profile: text, Params: params, CommandLine: quoteArgs(line)}, fid
+	case "docker":
+		ms, fid := policyderive.OCIMounts(pr, policyderive.OCIOptions{HostSystem: o.hostSystem})
+		if ms == nil {
+			ms = []specs.Mount{}
+		}
+		rep.Docker, rep.Fidelity = &DockerRendering{HostSystem: o.hostSystem, Mounts: ms}, fid
+	}
+	rep.Blocking = rep.Fidelity.Blocking()
+	if rep.Blocking == nil {
+		rep.Blocking = []policyderive.Element{}
+	}
+	rep.Strict = len(rep.Blocking) == 0
+	if o.json {
+		return writeJSON(a.stdout, rep)
+	}
+	a.printDerive(rep)
+	return nil
+}
+
+// quoteArgs renders argv as a shell command line (syntax.Quote, never by hand).
+func quoteArgs(args []string) string {
+	out := make([]string, len(args))
+	for i, s := range args {
+		q, err := syntax.Quote(s, syntax.LangBash)
+		if err != nil {
+			q = fmt.Sprintf("%q", s)
+		}
+		out[i] = q
+	}
+	return strings.Join(out, " ")
+}
+
+func (a *app) printDerive(rep *DeriveReport) {
+	p := newPalette(a.color, a.stdout)
+	w := a.stdout
+	pr := rep.Profile
+	fmt.Fprintf(w, "%s %s\n", p.bold("policy:"), rep.Policy)
+	t := &table{}
+	t.addText("  root:", rep.Root)
+	home := rep.Home
+	if home == "" {
+		home = "(unknown)"
+	}
+	t.addText("  home:", home)
+	t.addText("  cwd:", rep.Cwd)
+	t.addText("  network:", pr.Network.String())
+	_ = t.write(w, p)
+
+	fmt.Fprintf(w, "\n%s\n", p.bold("profile:"))
+	pt := &table{}
+	for _, g := range pr.Read {
+		pt.addText("  read", accessPath(g), g.Source)
+	}
+	for _, g := range pr.Write {
+		pt.addText("  write", accessPath(g), g.Source)
+	}
+	for _, m := range pr.Masks {
+		what := m.Reason
+		if m.Rule != "" {
+			what += ": " + m.Rule
+		}
+		if !m.Exists {
+			what += " (placeholder"
+			if m.For != "" {
+				what += " for " + m.For
+			}
+			what += ")"
+		}
+		pt.addText("  mask "+m.Kind.String(), m.Path, what)
+	}
+	for _, d := range pr.Pinned {
+		pt.addText("  pinned", d, "must not be renamed or removed")
+	}
+	for _, u := range pr.Unsearched {
+		pt.addText("  unsearched", u.Grant, u.Rule+" "+u.Pattern)
+	}
+	_ = pt.write(w, p)
+
+	fmt.Fprintf(w, "\n%s\n", p.bold("rendering ("+rep.Backend+"):"))
+	switch {
+	case rep.Landlock != nil:
+		l := rep.Landlock
+		fmt.Fprintf(w, "  ABI %d; handled fs: %s\n", l.ABI, strings.Join(l.HandledFS, ","))
+		fmt.Fprintf(w, "  handled net: %s; scoped: %s\n", orNone(l.HandledNet), orNone(l.Scoped))
+		lt := &table{}
+		for _, r := range l.FS {
+			kind := "file"
+			if r.Dir {
+				kind = "dir"
+			}
+			if r.PerProcess {
+				kind += ", per process"
+			}
+			lt.addText("  "+r.Path, kind, strings.Join(r.Access, ","))
+		}
+		for _, r := range l.Net {
+			lt.addText(fmt.Sprintf("  tcp port %d", r.Port), "", strings.Join(r.Access, ","))
+		}
+		_ = lt.write(w, p)
+	case rep.Bwrap != nil:
+		fmt.Fprint(w, bwrapLines(rep.Bwrap.Args))
+	case rep.Seatbelt != nil:
+		for _, line := range strings.Split(strings.TrimRight(rep.Seatbelt.Profile, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+		fmt.Fprintf(w, "\n%s\n", p.bold("parameters (-D):"))
+		for _, kv := range rep.Seatbelt.Params {
+			fmt.Fprintf(w, "  %s\n", kv)
+		}
+	case rep.Docker != nil:
+		mt := &table{}
+		for _, m := range rep.Docker.Mounts {
+			mt.addText("  "+m.Destination, m.Type, m.Source, strings.Join(m.Options, ","))
+		}
+		_ = mt.write(w, p)
+	}
+
+	f := rep.Fidelity
+	counts := map[policyderive.Class]int{}
+	for _, e := range f.Elements {
+		counts[e.Class]++
+	}
+	fmt.Fprintf(w, "\n%s %d exact, %d stricter, %d looser\n", p.bold("fidelity:"), counts[policyderive.Exact], counts[policyderive.Stricter], counts[policyderive.Looser])
+	ft := &table{wrap: wrapWidth}
+	for _, e := range f.Elements {
+		c := cell{text: e.Class.String()}
+		switch e.Class {
+		case policyderive.Exact:
+			c.paint = p.green
+		case policyderive.Stricter:
+			c.paint = p.yellow
+		case policyderive.Looser:
+			c.paint = p.red
+			if e.Mitigated != "" || e.Inherent {
+				c.paint = p.yellow
+			}
+		}
+		detail := strings.TrimPrefix(e.String(), e.Class.String()+" ")
+		ft.add(cell{text: " "}, c, cell{text: detail})
+	}
+	_ = ft.write(w, p)
+	if rep.Strict {
+		fmt.Fprintf(w, "\n%s strict mode accepts this rendering\n", p.green("strict:"))
+	} else {
+		fmt.Fprintf(w, "\n%s strict mode refuses this rendering (%d looser element(s) neither inherent nor mitigated by the renderer; the backend may still close some)\n",
+			p.red("strict:"), len(rep.Blocking))
+	}
+}
+
+func accessPath(g policyderive.Access) string {
+	s := g.Path
+	if g.Dir {
+		s += "/"
+	}
+	if !g.Exists {
+		s += " (missing)"
+	}
+	return s
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+// bwrapLines prints bwrap arguments one option (with its values) per line.
+func bwrapLines(args []string) string {
+	var b strings.Builder
+	b.WriteString("  bwrap")
+	for _, s := range args {
+		if strings.HasPrefix(s, "--") {
+			b.WriteString(" \\\n    ")
+		} else {
+			b.WriteByte(' ')
+		}
+		b.WriteString(quoteArgs([]string{s}))
+	}
+	b.WriteString(" \\\n    -- /bin/sh -c CMD\n")
+	return b.String()
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
+)
+
+type runOptions struct {
+	pf          policyFlags
+	backend     string
+	cwd         string
+	yes         bool
+	timeout     time.Duration
+	outputLimit int
+	bestEffort  bool
+	json        bool
+}
+
+// exitTimedOut is run's status when the timeout killed the command (as
+// timeout(1) does).
+const exitTimedOut = 124
+
+func (a *app) runCommand() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run --backend B [--policy FILE] [--root DIR] [--yes] -- CMD...",
+		Short: "Run a command through the workspace gate and a backend's sandbox",
+		Long: `run runs one command the way an agent's shell tool would: the workspace's
+policy gate judges it (every segment and path claim), an ask is put to you
+on a terminal (or approved by --yes, and refused otherwise), and the backend
+runs it in its sandbox with the paths you approved granted for this command
+only. Its stdout and stderr are printed (or put into --json) after it ends.
+
+One argument is a shell command line (run -- 'make && make test'); several
+are a command and its arguments, each quoted (run -- ls -la "my dir").
+
+Exit status: the command's own; 128+N when signal N killed it; 124 when the
+timeout did; 126 when the gate or you refused it; 2 usage or setup error
+(for instance a backend that is unavailable or cannot enforce the policy).`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.run(cmd.Context(), o, args)
+		},
+	}
+	o.pf.add(cmd, true)
+	f := cmd.Flags()
+	f.StringVar(&o.backend, "backend", "", "backend to run under: "+strings.Join(backendNames(), ", ")+" (required)")
+	f.StringVar(&o.cwd, "cwd", "", "working directory, relative to the root; default: the root")
+	f.BoolVarP(&o.yes, "yes", "y", false, "approve every ask without prompting (denies still refuse)")
+	f.DurationVar(&o.timeout, "timeout", workspace.DefaultShellTimeout, "kill the command's whole process group after this long")
+	f.IntVar(&o.outputLimit, "output-limit", 1<<20, "bytes kept per stream (head and tail)")
+	f.BoolVar(&o.bestEffort, "best-effort", false, "run even where the backend cannot enforce the policy strictly (gaps are printed)")
+	f.BoolVar(&o.json, "json", false, "print the verdict and the command's result (output included) as JSON")
+	return cmd
+}
+
+// RunReport is the output of run --json.
+type RunReport struct {
+	Backend string `json:"backend"`
+	// Sandboxed is false for local: only the gate applied.
+	Sandboxed bool   `json:"sandboxed"`
+	Command   string `json:"command"`
+	// Cwd is the directory the command ran in (root-relative inside).
+	Cwd string `json:"cwd"`
+	// Decision is the gate's verdict before any approval; Approved says
+	// whether an ask was approved (by you or --yes).
+	Decision string `json:"decision"`
+	Rule     string `json:"rule"`
+	Approved bool   `json:"approved"`
+	// Grants are the paths the approval opened for this command.
+	Grants     []policy.Grant `json:"grants"`
+	ExitCode   int            `json:"exit_code"`
+	Signal     string         `json:"signal,omitempty"`
+	TimedOut   bool           `json:"timed_out"`
+	Truncated  bool           `json:"truncated"`
+	DurationMS int64          `json:"duration_ms"`
+	Stdout     string         `json:"stdout"`
+	Stderr     string         `json:"stderr"`
+	// Gaps lists what the backend does not enforce here (best effort).
+	Gaps []executor.Gap `json:"gaps"`
+}
+
+// commandLine turns run's arguments into one shell command.
+func commandLine(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return quoteArgs(args)
+}
+
+func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
+	if o.backend == "" {
+		return usageErrorf("run: --backend is required (%s)", strings.Join(backendNames(), ", "))
+	}
+	if len(args) == 0 {
+		return usageErrorf("run: no command (run --backend %s -- CMD...)", o.backend)
+	}
+	if o.timeout <= 0 {
+		return usageErrorf("run: --timeout must be positive")
+	}
+	if o.outputLimit <= 0 {
+		return usageErrorf("run: --output-limit must be positive")
+	}
+	b, err := lookupBackend(o.backend)
+	if err != nil {
+		return err
+	}
+	ws, err := o.pf.load()
+	if err != nil {
+		return err
+	}
+	bo := a.backendOptions(o.bestEffort)
+	av := b.check(ctx, bo)
+	if !av.Available {
+		msg := fmt.Sprintf("run: backend %s is unavailable: %s", b.name, av.Reason)
+		if av.Fix != "" {
+			msg += " (fix: " + av.Fix + ")"
+		}
+		return setupError(errors.New(msg))
+	}
+	x, err := b.newExecutor(bo)
+	if err != nil {
+		return setupError(fmt.Errorf("run: %w", err))
+	}
+	defer closeExecutor(x)
+	command := commandLine(args)
+
+	rep := &RunReport{Backend: b.name, Sandboxed: b.sandboxed, Command: command, Grants: []policy.Grant{}, Gaps: []executor.Gap{}}
+	var mu sync.Mutex
+	// Asks are put to the user on the controlling terminal, as sudo and
+	// ssh do, and only when stdin is a terminal too: a pipe into run
+	// means nobody is there to answer.
+	var tty *os.File
+	if isTerminal(a.stdin) {
+		if f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+			tty = f
+			defer tty.Close()
+		}
+	}
+	interactive := tty != nil
+	approver := func(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		ok := o.yes
+		if o.yes {
+			fmt.Fprintf(a.stderr, "sandbox-probe: approved by --yes: %s\n", oneLine(req.Reason()))
+		} else if interactive {
+			var err error
+			if ok, err = a.prompt(tty, req); err != nil {
+				return false, err
+			}
+		}
+		if ok {
+			rep.Approved = true
+			rep.Grants = append(rep.Grants, req.Grants...)
+		}
+		return ok, nil
+	}
+	opts := []workspace.Option{
+		workspace.WithPolicy(ws.policy),
+		workspace.WithHome(ws.home),
+		workspace.WithExecutor(x),
+		workspace.WithApprover(approver),
+		workspace.WithShellTimeout(o.timeout),
+		workspace.WithLimits(workspace.Limits{MaxShellOutputChars: o.outputLimit}),
+	}
+	w, err := workspace.Local(ws.root, opts...)
+	if err != nil {
+		return setupError(fmt.Errorf("run: %w", err))
+	}
+	s, err := w.Open(ctx)
+	if err != nil {
+		return setupError(fmt.Errorf("run: %w", err))
+	}
+	defer s.Close()
+	if caps := s.Capabilities(); caps.BestEffort || !caps.Sandboxed {
+		rep.Gaps = append(rep.Gaps, caps.Gaps...)
+	}
+	if v, err := s.DecideCommand(command, o.cwd); err == nil {
+		rep.Decision, rep.Rule = v.Decision.String(), v.Rule
+	}
+	res, err := s.Run(ctx, command, o.cwd, 0)
+	if err != nil {
+		var de *policy.DeniedError
+		if errors.As(err, &de) {
+			msg := "run: refused: " + oneLine(err.Error())
+			if de.Decision == policy.Ask && !o.yes && !interactive {
+				msg += " (not a terminal: pass --yes to approve asks)"
+			}
+			return &exitError{code: exitRefused, err: errors.New(msg)}
+		}
+		return setupError(fmt.Errorf("run: %w", err))
+	}
+	rep.Cwd, rep.ExitCode, rep.Signal, rep.TimedOut, rep.Truncated, rep.DurationMS =
+		res.Cwd, res.ExitCode, res.Signal, res.TimedOut, res.Truncated, res.DurationMS
+	rep.Stdout, rep.Stderr = res.Stdout, res.Stderr
+	if o.json {
+		if err := writeJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		_, _ = io.WriteString(a.stdout, res.Stdout)
+		_, _ = io.WriteString(a.stderr, res.Stderr)
+		if !b.sandboxed {
+			fmt.Fprintln(a.stderr, "sandbox-probe: note: the local backend enforces nothing; only the gate applied")
+		}
+		for _, g := range rep.Gaps {
+			if b.sandboxed {
+				fmt.Fprintf(a.stderr, "sandbox-probe: not enforced (best effort): %s: %s\n", g.Control, oneLine(g.Reason))
+			}
+		}
+		if res.Truncated {
+			fmt.Fprintf(a.stderr, "sandbox-probe: output truncated to %d bytes per stream (head and tail)\n", o.outputLimit)
+		}
+		if ctx.Err() != nil {
+			fmt.Fprintln(a.stderr, "sandbox-probe: interrupted; the command's processes were killed")
+		} else if res.TimedOut {
+			fmt.Fprintf(a.stderr, "sandbox-probe: timed out after %s\n", o.timeout)
+		} else if res.Signal != "" {
+			fmt.Fprintf(a.stderr, "sandbox-probe: killed by signal %d (%s)\n", exitStatus(res)-128, res.Signal)
+		}
+	}
+	a.status = exitStatus(res)
+	if ctx.Err() != nil {
+		// Interrupted: the workspace killed the command's whole tree.
+		a.status = 130
+	}
+	return nil
+}
+
+// exitStatus maps a result to run's exit status.
+func exitStatus(res *workspace.RunResult) int {
+	switch {
+	case res.TimedOut:
+		return exitTimedOut
+	case res.ExitCode >= 0:
+		return res.ExitCode
+	}
+	for n := 1; n < 65; n++ {
+		if s := syscall.Signal(n); s.String() == res.Signal {
+			return 128 + n
+		}
+	}
+	return 128 + int(syscall.SIGKILL)
+}
+
+// prompt asks on the terminal tty and reads y or n from it.
+func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (bool, error) {
+	p := newPalette(a.color, tty)
+	fmt.Fprintf(tty, "%s the policy asks before this %s:\n", p.yellow("sandbox-probe:"), req.Op)
+	if req.Command != "" {
+		fmt.Fprintf(tty, "  command: %s\n", req.Command)
+		fmt.Fprintf(tty, "  in:      %s\n", req.Cwd)
+	}
+	if req.Path != "" {
+		fmt.Fprintf(tty, "  path:    %s\n", req.Path)
+	}
+	fmt.Fprintf(tty, "  why:     %s\n", oneLine(req.Reason()))
+	for _, g := range req.Grants {
+		fmt.Fprintf(tty, "  grants:  %s %s (this command only)\n", g.Op, g.Path)
+	}
+	fmt.Fprint(tty, "allow once? [y/N] ")
+	if a.in == nil {
+		a.in = bufio.NewReader(tty)
+	}
+	line, err := a.in.ReadString('\n')
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	ans := strings.ToLower(strings.TrimSpace(line))
+	return ans == "y" || ans == "yes", nil
+}
