@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -110,6 +111,23 @@ func BenchmarkBwrapRunTrue(b *testing.B) {
 			cmd.Stdout, cmd.Stderr = &out, &errb
 			return cmd.Run()
 		})
+	})
+	// interleaved runs the executor, the identical raw bwrap command and
+	// bare sh one after the other in every iteration, so load on the
+	// machine hits them alike: executor/raw-bwrap is the target ratio.
+	raw := func() error {
+		var out, errb bytes.Buffer
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = []string{}
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		return cmd.Run()
+	}
+	b.Run("interleaved", func(b *testing.B) {
+		testenv.Interleave(b,
+			testenv.Op{Name: "sh", Run: func() error { return exec.Command("/bin/sh", "-c", "true").Run() }},
+			testenv.Op{Name: "raw-bwrap", Base: "sh", Run: raw},
+			testenv.Op{Name: "executor", Base: "raw-bwrap", Run: runX},
+		)
 	})
 	b.Run("sh", func(b *testing.B) {
 		timed(b, func() error {

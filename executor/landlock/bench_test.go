@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -90,37 +91,12 @@ func BenchmarkLandlockRunTrue(b *testing.B) {
 		timed(b, func() error { _, err := benchX.Run(ctx, req); return err })
 	})
 	// interleaved runs the three one after the other in every iteration,
-	// so load on the machine hits them alike, and reports each one's
-	// median and 95th percentile and the median ratios to bare.
+	// so load on the machine hits them alike.
 	b.Run("interleaved", func(b *testing.B) {
-		ops := []func() error{
-			func() error { return exec.Command("/bin/sh", "-c", "true").Run() },
-			func() error { _, err := local.Run(ctx, req); return err },
-			func() error { _, err := benchX.Run(ctx, req); return err },
-		}
-		lat := make([][]time.Duration, len(ops))
-		for b.Loop() {
-			for i, op := range ops {
-				t0 := time.Now()
-				if err := op(); err != nil {
-					b.Fatal(err)
-				}
-				lat[i] = append(lat[i], time.Since(t0))
-			}
-		}
-		q := func(i int, p int) float64 {
-			l := slices.Clone(lat[i])
-			slices.Sort(l)
-			return float64(l[min(len(l)-1, len(l)*p/100)].Nanoseconds())
-		}
-		if len(lat[0]) == 0 {
-			return
-		}
-		for i, name := range []string{"bare", "local", "landlock"} {
-			b.ReportMetric(q(i, 50), name+"-median-ns")
-			b.ReportMetric(q(i, 95), name+"-p95-ns")
-		}
-		b.ReportMetric(q(1, 50)/q(0, 50), "local/bare")
-		b.ReportMetric(q(2, 50)/q(0, 50), "landlock/bare")
+		testenv.Interleave(b,
+			testenv.Op{Name: "bare", Run: func() error { return exec.Command("/bin/sh", "-c", "true").Run() }},
+			testenv.Op{Name: "local", Base: "bare", Run: func() error { _, err := local.Run(ctx, req); return err }},
+			testenv.Op{Name: "landlock", Base: "bare", Run: func() error { _, err := benchX.Run(ctx, req); return err }},
+		)
 	})
 }

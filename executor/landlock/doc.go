@@ -21,24 +21,33 @@
 // openat2 RESOLVE_NO_SYMLINKS so that a link that appeared since the
 // derivation is never granted through).
 //
-// The host process is never restricted. Each command runs as the sandbox
-// helper: the host binary itself, re-executed through /proc/self/exe
-// under the name "cordon-landlock-sandbox" with an empty environment,
-// the ruleset as descriptor 3 and the seccomp program, the command's
-// environment and argv on its command line. The program's main calls
-// Init first thing (tests call it in TestMain; New fails with ErrNoInit
-// otherwise); in the helper Init locks its thread, drops every
-// capability (bounding, ambient, inheritable, permitted and effective
-// sets), sets PR_SET_NO_NEW_PRIVS, installs the seccomp filter and calls
-// landlock_restrict_self(3, flags) — each for that thread — closes the
-// descriptor and executes /bin/sh -c with the command's environment. The
-// exec leaves only the restricted thread. Each command thereby gets a
-// Landlock domain of its own that nothing in the host shares: Landlock's
-// ptrace and signal scoping keep it away from the host process (its
-// memory, environment and descriptors through /proc, and signals) and
-// from other commands. TestCommandCannotReadHostMemory,
-// TestCommandCannotReadHostEnviron and TestCommandCannotSignalHost check
-// this from outside, each with an unsandboxed twin that succeeds.
+// The host process is never restricted: each command restricts itself
+// between fork and exec, so it gets a Landlock domain of its own that
+// nothing in the host shares, and Landlock's ptrace and signal scoping
+// keep it away from the host process (its memory, environment and
+// descriptors through /proc, and signals) and from other commands. The
+// child drops every capability (bounding, ambient, inheritable,
+// permitted and effective sets), sets PR_SET_NO_NEW_PRIVS, installs the
+// seccomp filter and calls landlock_restrict_self on the cached ruleset,
+// then executes /bin/sh -c in a new session with only descriptors 0-2.
+// Two ways, one contract:
+//
+//   - With cgo (Linux, the default where a C compiler exists), a small C
+//     function vforks and does the above in the child: the cost of a
+//     bare fork+exec plus a few system calls.
+//   - Without cgo, the command runs as the sandbox helper: the host
+//     binary re-executed through /proc/self/exe under the name
+//     "cordon-landlock-sandbox", with an empty environment, the ruleset as
+//     descriptor 3 and the filter, the command's environment and argv on
+//     its command line. Init, which the program's main calls first thing
+//     (tests in TestMain; New fails with ErrNoInit otherwise), does the
+//     above on its locked thread and execs; the exec leaves only that
+//     thread. This costs one more exec and a Go start-up per command.
+//
+// TestCommandCannotReadHostMemory, TestCommandCannotReadHostEnviron and
+// TestCommandCannotSignalHost check the separation from outside, each
+// with an unsandboxed twin that succeeds; make test runs this package
+// with cgo and, in its unprivileged run, without.
 //
 // Rulesets are cached by profile (Config.Rulesets, least recently used
 // first out). The cache key is the rendered layer — handled rights, every
@@ -47,23 +56,16 @@
 // ruleset closes its descriptor; commands started with it keep their
 // restriction.
 //
-// # Why a helper and not a restricted host thread
+// # Why not a restricted host thread
 //
 // An earlier version restricted a dedicated, locked thread of the host
-// process and forked commands from it, saving the helper's exec. That is
+// process and forked commands from it. That is
 // unsound: the command inherits exactly that thread's domain, and
 // Landlock lets a task ptrace and signal tasks of its own domain, so a
 // command could read and write the host's memory through
 // /proc/PPID/task/TID/mem and kill the host. A domain of the command's
 // own needs landlock_restrict_self in the child, between fork and exec,
-// which Go's os/exec cannot run: hence the helper. With cgo (and glibc)
-// a C constructor in this package does the helper's work when the dynamic
-// loader starts the re-executed binary, before the Go runtime exists, so
-// a command costs two execs (this binary, then /bin/sh) and no Go
-// start-up; without cgo Init does it after the Go runtime and the host
-// binary's package initialisers ran, which costs a few milliseconds more
-// (see the README's performance section). Both paths are tested: make
-// test runs this package with cgo, and its unprivileged run without.
+// which Go's os/exec cannot run: hence cordon_spawn and the helper.
 //
 // Go's restriction of the whole process (go-landlock's Restrict, which
 // uses TSYNC or libpsx over all threads) is never called.

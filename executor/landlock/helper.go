@@ -32,9 +32,9 @@ var ErrNoInit = errors.New("landlock.Init was not called: call it first thing in
 //	}
 //
 // In the program itself Init only records that it was called and returns.
-// With cgo the helper's work is done even earlier, by a C constructor that
-// runs before the Go runtime starts; Init is then the fallback and the
-// registration New checks.
+// With cgo the executor starts commands without the helper (see the
+// package documentation), but New still requires Init, so that a program
+// works the same when built without cgo.
 // In the helper — the program re-executed by the executor under the name
 // "cordon-landlock-sandbox" — it never returns: it drops every
 // capability, sets no_new_privs, installs the seccomp filter, enforces the

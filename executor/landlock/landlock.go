@@ -292,10 +292,25 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if env == nil {
 		env = []string{}
 	}
-	// The command runs as the sandbox helper (Init): this binary,
-	// re-executed with an empty environment, restricts itself and then
-	// executes /bin/sh -c with req.Env. It gets a Landlock domain of its
-	// own, so nothing in this process is within its reach.
+	// The command restricts itself between fork and exec, so it gets a
+	// Landlock domain of its own and nothing in this process is within
+	// its reach: with cgo cordon_spawn does it in the vfork child;
+	// without, the command runs as the sandbox helper (Init): this
+	// binary, re-executed with an empty environment, restricts itself and
+	// then executes /bin/sh -c with req.Env.
+	if canSpawn {
+		r.spec = &procgroup.Spec{
+			Path:         executor.Shell,
+			Args:         []string{"sh", "-c", req.Command},
+			Env:          env,
+			Dir:          req.Dir,
+			Timeout:      req.Timeout,
+			OutputLimit:  limit,
+			WaitDelay:    x.cfg.WaitDelay,
+			StartProcess: spawner(ref.rs),
+		}
+		return r, nil
+	}
 	r.spec = &procgroup.Spec{
 		Path:        "/proc/self/exe",
 		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, env, executor.Shell, []string{"sh", "-c", req.Command}),
@@ -399,15 +414,35 @@ func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guar
 func (pl *plan) key() string {
 	rs := pl.ruleset
 	h := sha256.New()
-	fmt.Fprintf(h, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v\n",
+	// Appended by hand, not with fmt: this runs before every command.
+	b := make([]byte, 0, 512)
+	b = fmt.Appendf(b, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v\n",
 		rs.ABI, rs.HandledFS, rs.HandledNet, rs.Scoped, pl.procRule, pl.filter.inet, pl.filter.unix, pl.filter.ioURing)
 	for _, r := range rs.FS {
 		dev, ino, ok := fileID(r.Path)
-		fmt.Fprintf(h, "%q %d %v %v %d %d %v\n", r.Path, r.Access, r.Dir, r.PerProcess, dev, ino, ok)
+		b = strconv.AppendQuote(b, r.Path)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, uint64(r.Access), 10)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, r.Dir)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, r.PerProcess)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, dev, 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, ino, 10)
+		b = append(b, ' ')
+		b = strconv.AppendBool(b, ok)
+		b = append(b, '\n')
+		if len(b) > 4096 {
+			h.Write(b)
+			b = b[:0]
+		}
 	}
 	for _, n := range rs.Net {
-		fmt.Fprintf(h, "port %d %d\n", n.Port, n.Access)
+		b = fmt.Appendf(b, "port %d %d\n", n.Port, n.Access)
 	}
+	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))
 }
 

@@ -67,12 +67,12 @@ func start(s *Spec, r *resolved, stdout, stderr *os.File) (*os.Process, error) {
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}
 	files := append([]*os.File{r.launcher.DevNull(), stdout, stderr}, s.ExtraFiles...)
-	proc, err := r.launcher.StartProcess(r.path, r.args, &os.ProcAttr{
-		Dir:   s.Dir,
-		Env:   r.env,
-		Files: files,
-		Sys:   sys,
-	})
+	attr := &os.ProcAttr{Dir: s.Dir, Env: r.env, Files: files, Sys: sys}
+	startProcess := r.launcher.StartProcess
+	if r.startProc != nil {
+		startProcess = r.startProc
+	}
+	proc, err := startProcess(r.path, r.args, attr)
 	if err != nil {
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}

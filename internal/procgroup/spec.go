@@ -44,6 +44,11 @@ type Spec struct {
 	// ExtraFiles become descriptors 3, 4, ... of the child, in order; the
 	// caller keeps ownership.
 	ExtraFiles []*os.File
+	// StartProcess, when set, starts the child instead of the launcher
+	// (os.StartProcess's contract: Dir, Env and Files of attr, and
+	// attr.Sys.Setsid, which is always set). A sandbox that must change
+	// the child between fork and exec supplies its own.
+	StartProcess func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error)
 }
 
 // Result is the outcome of a command.
@@ -105,6 +110,7 @@ type resolved struct {
 	limit     int
 	waitDelay time.Duration
 	launcher  *launcher.Launcher
+	startProc func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error)
 }
 
 func (s *Spec) resolve() (*resolved, error) {
@@ -124,6 +130,7 @@ func (s *Spec) resolve() (*resolved, error) {
 		limit:     s.OutputLimit,
 		waitDelay: s.WaitDelay,
 		launcher:  s.Launcher,
+		startProc: s.StartProcess,
 	}
 	if r.env == nil {
 		r.env = []string{}

@@ -1,0 +1,251 @@
+//go:build linux && cgo
+
+package landlock
+
+// With cgo, commands are started by cordon_spawn: a vfork whose child
+// restricts itself — new session, standard descriptors, every other
+// descriptor close-on-exec, working directory, no capabilities,
+// no_new_privs, the seccomp filter, landlock_restrict_self — and then
+// executes the command. That is the fork+exec of a bare command with a
+// few system calls between, and the child still gets a Landlock domain
+// of its own (see doc.go). Without cgo the sandbox helper (Init) does
+// the same after one more exec.
+
+/*
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
+
+// Stages of the child, reported with errno when one fails.
+enum {
+	CORDON_PIPE = 1, CORDON_FORK, CORDON_SETSID, CORDON_DUP, CORDON_CLOSE_RANGE, CORDON_CHDIR,
+	CORDON_CAPS, CORDON_NO_NEW_PRIVS, CORDON_SECCOMP, CORDON_LANDLOCK, CORDON_EXEC,
+};
+
+struct cordon_report { int32_t stage, err; };
+
+static void cordon_child_fail(int fd, int stage) {
+	struct cordon_report r = {stage, errno};
+	ssize_t n = write(fd, &r, sizeof r);
+	(void)n;
+	_exit(127);
+}
+
+// cordon_spawn starts path with argv and envp in a new session, with
+// fds[i] as descriptor i (i < nfds), in dir, restricted: no capabilities,
+// no_new_privs, the seccomp program (len 0: none), the Landlock ruleset
+// (rulesetfd < 0: none). It returns the child's pid, or -1 with *stage and
+// *err saying what failed.
+static int cordon_spawn(const char *path, char **argv, char **envp, const char *dir, int *fds, int nfds,
+                        int rulesetfd, unsigned flags, struct sock_filter *prog, unsigned short len,
+                        int *stage, int *err) {
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		*stage = CORDON_PIPE, *err = errno;
+		return -1;
+	}
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		// The child shares the parent's memory until it execs: only
+		// system calls from here on. Signals stay blocked until the
+		// handlers the parent installed are reset.
+		for (int s = 1; s < NSIG; s++) {
+			struct sigaction sa;
+			if (syscall(SYS_rt_sigaction, s, NULL, &sa, _NSIG / 8) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL) {
+				memset(&sa, 0, sizeof sa);
+				sa.sa_handler = SIG_DFL;
+				syscall(SYS_rt_sigaction, s, &sa, NULL, _NSIG / 8);
+			}
+		}
+		sigset_t none;
+		sigemptyset(&none);
+		int ep = p[1];
+		if (setsid() < 0)
+			cordon_child_fail(ep, CORDON_SETSID);
+		if (ep < nfds && (ep = fcntl(ep, F_DUPFD_CLOEXEC, nfds)) < 0)
+			cordon_child_fail(p[1], CORDON_DUP);
+		if (rulesetfd >= 0 && rulesetfd < nfds && (rulesetfd = fcntl(rulesetfd, F_DUPFD_CLOEXEC, nfds)) < 0)
+			cordon_child_fail(ep, CORDON_DUP);
+		for (int i = 0; i < nfds; i++)
+			if (fds[i] < nfds && fds[i] != i && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, nfds)) < 0)
+				cordon_child_fail(ep, CORDON_DUP);
+		for (int i = 0; i < nfds; i++) {
+			int r = fds[i] == i ? fcntl(i, F_SETFD, 0) : dup2(fds[i], i);
+			if (r < 0)
+				cordon_child_fail(ep, CORDON_DUP);
+		}
+		if (syscall(SYS_close_range, nfds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+			cordon_child_fail(ep, CORDON_CLOSE_RANGE);
+		if (dir != NULL && dir[0] != 0 && chdir(dir) != 0)
+			cordon_child_fail(ep, CORDON_CHDIR);
+		for (int c = 0; c < 64; c++) {
+			if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) == 0)
+				continue;
+			if (errno == EINVAL || errno == EPERM)
+				break; // past the last capability, or none to drop
+			cordon_child_fail(ep, CORDON_CAPS);
+		}
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
+			cordon_child_fail(ep, CORDON_CAPS);
+		struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct data[2];
+		memset(data, 0, sizeof data);
+		if (syscall(SYS_capset, &hdr, data) != 0)
+			cordon_child_fail(ep, CORDON_CAPS);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			cordon_child_fail(ep, CORDON_NO_NEW_PRIVS);
+		if (len > 0) {
+			struct sock_fprog fprog = {len, prog};
+			if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog) != 0)
+				cordon_child_fail(ep, CORDON_SECCOMP);
+		}
+		if (rulesetfd >= 0 && syscall(SYS_landlock_restrict_self, rulesetfd, flags) != 0)
+			cordon_child_fail(ep, CORDON_LANDLOCK);
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, NULL, _NSIG / 8);
+		execve(path, argv, envp);
+		cordon_child_fail(ep, CORDON_EXEC);
+	}
+	int e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(p[1]);
+	if (pid < 0) {
+		close(p[0]);
+		*stage = CORDON_FORK, *err = e;
+		return -1;
+	}
+	struct cordon_report r;
+	ssize_t n;
+	do
+		n = read(p[0], &r, sizeof r);
+	while (n < 0 && errno == EINTR);
+	close(p[0]);
+	if (n == sizeof r) {
+		int st;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		*stage = r.stage, *err = r.err;
+		return -1;
+	}
+	return pid;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// canSpawn is true where commands are started by cordon_spawn.
+const canSpawn = true
+
+var spawnStages = map[C.int]string{
+	C.CORDON_PIPE: "pipe2", C.CORDON_FORK: "vfork", C.CORDON_SETSID: "setsid", C.CORDON_DUP: "dup2",
+	C.CORDON_CLOSE_RANGE: "close_range", C.CORDON_CHDIR: "chdir", C.CORDON_CAPS: "dropping capabilities",
+	C.CORDON_NO_NEW_PRIVS: "prctl(PR_SET_NO_NEW_PRIVS)", C.CORDON_SECCOMP: "seccomp(SECCOMP_SET_MODE_FILTER)",
+	C.CORDON_LANDLOCK: "landlock_restrict_self", C.CORDON_EXEC: "exec",
+}
+
+// spawner returns a procgroup StartProcess that starts each command
+// restricted by rs, in a new session.
+func spawner(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	return func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+		prog, err := decodeFilter(rs.filter)
+		if err != nil {
+			return nil, err
+		}
+		var cstrs []*C.char
+		cstr := func(s string) *C.char {
+			c := C.CString(s)
+			cstrs = append(cstrs, c)
+			return c
+		}
+		defer func() {
+			for _, c := range cstrs {
+				C.free(unsafe.Pointer(c))
+			}
+		}()
+		vec := func(ss []string) **C.char {
+			v := C.malloc(C.size_t(len(ss)+1) * C.size_t(unsafe.Sizeof((*C.char)(nil))))
+			cstrs = append(cstrs, (*C.char)(v))
+			a := unsafe.Slice((**C.char)(v), len(ss)+1)
+			for i, s := range ss {
+				a[i] = cstr(s)
+			}
+			a[len(ss)] = nil
+			return (**C.char)(v)
+		}
+		cpath, cdir := cstr(name), cstr(attr.Dir)
+		cargv, cenv := vec(argv), vec(attr.Env)
+		fds := (*C.int)(C.malloc(C.size_t(len(attr.Files)+1) * C.size_t(unsafe.Sizeof(C.int(0)))))
+		cstrs = append(cstrs, (*C.char)(unsafe.Pointer(fds)))
+		fa := unsafe.Slice(fds, len(attr.Files)+1)
+		for i, f := range attr.Files {
+			if f == nil {
+				return nil, fmt.Errorf("landlock: descriptor %d of %s is nil", i, name)
+			}
+			fa[i] = C.int(f.Fd())
+		}
+		rfd := C.int(-1)
+		if rs.file != nil {
+			rfd = C.int(rs.file.Fd())
+		}
+		var cprog *C.struct_sock_filter
+		if len(prog) > 0 {
+			p := C.malloc(C.size_t(len(prog)) * C.size_t(unsafe.Sizeof(unix.SockFilter{})))
+			cstrs = append(cstrs, (*C.char)(p))
+			copy(unsafe.Slice((*unix.SockFilter)(p), len(prog)), prog)
+			cprog = (*C.struct_sock_filter)(p)
+		}
+		var stage, errno C.int
+		pid := C.cordon_spawn(cpath, cargv, cenv, cdir, fds, C.int(len(attr.Files)), rfd, C.uint(rs.flags),
+			cprog, C.ushort(len(prog)), &stage, &errno)
+		runtime.KeepAlive(attr.Files)
+		runtime.KeepAlive(rs)
+		if pid < 0 {
+			e := syscall.Errno(errno)
+			switch stage {
+			case C.CORDON_EXEC:
+				return nil, &os.PathError{Op: "fork/exec", Path: name, Err: e}
+			case C.CORDON_CHDIR:
+				return nil, &os.PathError{Op: "chdir", Path: attr.Dir, Err: e}
+			}
+			return nil, fmt.Errorf("landlock: starting %s: %s: %w", name, spawnStages[stage], e)
+		}
+		return os.FindProcess(int(pid))
+	}
+}

@@ -1,0 +1,11 @@
+//go:build !linux || !cgo
+
+package landlock
+
+import "os"
+
+// canSpawn is false without cgo: commands start through the sandbox
+// helper (Init).
+const canSpawn = false
+
+func spawner(*ruleset) func(string, []string, *os.ProcAttr) (*os.Process, error) { return nil }
