@@ -15,10 +15,13 @@ TESTFLAGS ?=
 # Kernel-facing packages run a second time as uid 65534 (root only).
 # Packages that do not exist yet are skipped.
 UNPRIV_PKGS ?= ./executor/bwrap/ ./executor/landlock/
-# Backend packages whose conformance tests `make conformance` runs, and the
-# test name pattern of those tests (conformance.Run under TestConformance*).
-CONFORMANCE_PKGS ?= ./executor/ ./executor/landlock/ ./executor/bwrap/ ./executor/docker/ ./executor/seatbelt/ ./conformance/
-CONFORMANCE_RUN ?= Conformance
+# Packages whose conformance tests `make conformance` runs, and the test
+# name pattern: conformance.Run in each backend (TestConformance*), and in
+# ./conformance the suite against executor.Local (TestRunLocal: functional
+# cases pass, isolation leaks are caught) and against executors built to
+# fail it (a leaky one, a no-op, a refuser, a mini bwrap).
+CONFORMANCE_PKGS ?= ./executor/landlock/ ./executor/bwrap/ ./executor/docker/ ./executor/seatbelt/ ./conformance/
+CONFORMANCE_RUN ?= Conformance|RunLocal|CheckCatches|CheckNoop|CheckRefuser|CheckScratch|MiniBwrap
 # Fuzzing: targets are discovered in FUZZ_PKGS; each runs for FUZZTIME.
 FUZZ_PKGS ?= ./...
 FUZZTIME ?= 20s

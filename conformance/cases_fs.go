@@ -51,7 +51,7 @@ func fsCases() []*caseDef {
 		iso("trusted-read-outside", "trusted mode reads outside the root", executor.ControlFSRead, Allowed,
 			"under mode trusted the probe reads outside/canary.txt and ~/.ssh/id_rsa; both tokens appear", caseTrustedRead),
 		iso("trusted-denied-paths", "trusted mode still hides denied paths", executor.ControlFSRead, Denied,
-			"under mode trusted with denied_paths [.env*, <outside>/private] the probe reads ~/.env, outside/private/key.txt and root/sub/.env.prod; no token appears. Twin: trusted without denied_paths", caseTrustedDenied),
+			"under mode trusted with denied_paths [.env*, <outside>/private] the probe reads ~/.env, outside/private/key.txt and root/sub/.env.production; no token appears. Twin: trusted without denied_paths", caseTrustedDenied),
 	}
 }
 

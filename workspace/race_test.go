@@ -165,9 +165,9 @@ func TestSwapRace(t *testing.T) {
 
 			sw := startSwapper(t, a, b, target)
 			var reads, writes raceOutcome
-			var naiveSecret atomic.Int64
+			var naiveSecret, greps, edits atomic.Int64
 			var wg sync.WaitGroup
-			wg.Add(3)
+			wg.Add(5)
 			// Each loop runs at least iterations times, and on (up to ten
 			// times longer) until it has seen both outcomes, so an unlucky
 			// schedule cannot make the controls below vacuous.
@@ -189,6 +189,29 @@ func TestSwapRace(t *testing.T) {
 					writes.record(t, err)
 				}
 			}()
+			// Grep and EditText open the same way: Grep must never show
+			// the denied file's line, EditText never change it (the tree
+			// hash below).
+			go func() {
+				defer wg.Done()
+				for i := 0; i < iterations; i++ {
+					r, err := s.Grep(ctx, "SECRET", path, "", workspace.GrepOptions{})
+					if err == nil {
+						greps.Add(1)
+						if len(r.Matches) > 0 {
+							t.Errorf("Grep reached the denied file: %+v", r.Matches)
+						}
+					}
+				}
+			}()
+			go func() {
+				defer wg.Done()
+				for i := 0; i < iterations; i++ {
+					if _, err := s.EditText(ctx, path, "SECRET", "EDITED", false); err == nil {
+						edits.Add(1)
+					}
+				}
+			}()
 			go func() {
 				defer wg.Done()
 				for i := 0; more(i, func() bool { return naiveSecret.Load() > 0 }); i++ {
@@ -205,6 +228,8 @@ func TestSwapRace(t *testing.T) {
 			assert.Positive(t, writes.ok.Load(), "some writes succeeded")
 			assert.Positive(t, reads.denied.Load()+reads.changed.Load(), "some reads were refused")
 			assert.Positive(t, naiveSecret.Load(), "control: a naive read of the same path does reach the denied file")
+			assert.Positive(t, greps.Load(), "some greps ran")
+			assert.Zero(t, edits.Load(), "no edit found SECRET to replace: it is only in the denied file")
 			t.Logf("swaps %d; reads ok %d denied %d changed %d other %d; writes ok %d denied %d changed %d other %d; naive secret reads %d",
 				sw.swaps.Load(), reads.ok.Load(), reads.denied.Load(), reads.changed.Load(), reads.other.Load(),
 				writes.ok.Load(), writes.denied.Load(), writes.changed.Load(), writes.other.Load(), naiveSecret.Load())

@@ -191,6 +191,10 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 		}
 		return nil, fmt.Errorf("running %q: %w", clip(command, 200), err)
 	}
+	if res.TimedOut && s.closed.Load() && ctx.Err() == nil && res.Duration < timeout {
+		// Close ended the command, not its timeout or the caller.
+		return nil, &ClosedError{Op: "Run"}
+	}
 	s.ws.log.Debug("shell done", "command", command, "exit", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
 	return &RunResult{
 		Command:    command,

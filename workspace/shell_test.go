@@ -398,9 +398,9 @@ func TestCloseKillsEverything(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			assert.ErrorIs(t, err, workspace.ErrClosed)
-		}
+		var ce *workspace.ClosedError
+		assert.ErrorAs(t, err, &ce, "a Run that Close ended reports the close, not a result")
+		assert.ErrorIs(t, err, workspace.ErrClosed)
 	case <-time.After(30 * time.Second):
 		t.Fatal("a running command survived Close")
 	}
