@@ -253,6 +253,12 @@ func TestCommandOpaqueNeedsRules(t *testing.T) {
 		v := decideCmd(t, fx.checker(t, trustedDenyRm()), cmd)
 		assert.Equal(t, Ask, v.Decision, cmd)
 		assert.Equal(t, "gate: unreadable code", v.Rule)
+		// An ask rule alone is also something to smuggle past.
+		askOnly := Trusted.Policy()
+		askOnly.CommandRules = []CommandRule{{Pattern: "git push", Action: Ask}}
+		v = decideCmd(t, fx.checker(t, askOnly), cmd)
+		assert.Equal(t, Ask, v.Decision, "%s under an ask rule", cmd)
+		assert.Equal(t, "gate: unreadable code", v.Rule)
 	}
 	// Dynamic input is never allowed, whatever the rules.
 	for _, cmd := range []string{"$X", "eval $X", "sh -c \"$X\"", "if then", "{ls,x}"} {
@@ -283,9 +289,16 @@ func TestCommandClaims(t *testing.T) {
 			assert.Equal(t, []string{"write " + f}, got)
 		})
 	}
-	for _, cmd := range []string{"curl https://example.com/x.tar.gz", "cmd >/dev/null 2>/dev/null", "cat /dev/zero", "git status 2>&1"} {
+	for _, cmd := range []string{"curl https://example.com/x.tar.gz", "cmd >/dev/null 2>/dev/null", "cat /dev/zero", "git status 2>&1",
+		"cat /dev/stdin", "echo x >/dev/stdout", "echo x >/dev/stderr", "echo x >/dev/tty", "head -c 8 /dev/random", "head -c 8 /dev/urandom", "cat /dev/fd/3"} {
 		assert.Len(t, decideCmd(t, c, cmd).Claims, 1, "%s claims only the cwd", cmd)
 	}
+	// rmdir is a writer: its arguments are write claims, even without a
+	// slash or dot.
+	v := decideCmd(t, c, "rmdir build")
+	require.Len(t, v.Claims, 2)
+	assert.Equal(t, Write, v.Claims[1].Verdict.Op)
+	assert.Equal(t, filepath.Join(fx.root, "build"), v.Claims[1].Verdict.Path)
 }
 
 // TestCommandHomeClaims: paths in the home are claims, so reading them is
@@ -366,10 +379,13 @@ func TestCommandCaps(t *testing.T) {
 	c := fx.checker(t, Trusted.Policy())
 	v := decideCmd(t, c, strings.Repeat("a", MaxCommandLen+1))
 	assert.Equal(t, Ask, v.Decision)
+	assert.NotEmpty(t, v.Reason, "the cap is explained")
 	v = decideCmd(t, c, "echo "+strings.Repeat("$(", MaxCommandDepth+10)+"ls"+strings.Repeat(")", MaxCommandDepth+10))
 	assert.Equal(t, Ask, v.Decision)
+	assert.NotEmpty(t, v.Reason, "the cap is explained")
 	v = decideCmd(t, c, strings.Repeat("eval ", MaxCommandDepth+10)+"ls")
 	assert.Equal(t, Ask, v.Decision)
+	assert.Contains(t, v.Reason, "eval eval", "the cap names the command that hit it")
 
 	v, err := c.DecideCommand("ls\x00rm", "")
 	var ce *CommandError

@@ -55,7 +55,7 @@ func (d *Decision) UnmarshalText(b []byte) error {
 	case "deny":
 		*d = Deny
 	default:
-		return fmt.Errorf("invalid decision %q", b)
+		return &TextError{Kind: "decision", Value: string(b)}
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func (o *Op) UnmarshalText(b []byte) error {
 	case "write":
 		*o = Write
 	default:
-		return fmt.Errorf("invalid op %q", b)
+		return &TextError{Kind: "op", Value: string(b)}
 	}
 	return nil
 }
@@ -160,7 +160,7 @@ func (n *Network) UnmarshalText(b []byte) error {
 	case "full":
 		*n = NetworkFull
 	default:
-		return fmt.Errorf("invalid network %q", b)
+		return &TextError{Kind: "network", Value: string(b)}
 	}
 	return nil
 }

@@ -87,8 +87,10 @@ func TestDecisionText(t *testing.T) {
 	}
 	var d Decision
 	err := d.UnmarshalText([]byte("maybe"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `"maybe"`, "the error names the bad value")
+	var te *TextError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, TextError{Kind: "decision", Value: "maybe"}, *te, "the error names the bad value")
+	assert.ErrorIs(t, err, ErrInvalidValue)
 	assert.Equal(t, Deny, Strictest(Allow, Deny, Ask))
 	assert.Equal(t, Ask, Strictest(Allow, Ask))
 	assert.Equal(t, Allow, Strictest())
@@ -99,9 +101,11 @@ func TestDecisionText(t *testing.T) {
 		assert.Equal(t, s, m.String())
 	}
 	var m Mode
-	assert.Error(t, m.UnmarshalText([]byte("yolo")))
+	require.ErrorAs(t, m.UnmarshalText([]byte("yolo")), &te)
+	assert.Equal(t, TextError{Kind: "mode", Value: "yolo"}, *te)
 	var o Op
-	assert.Error(t, o.UnmarshalText([]byte("exec")))
+	require.ErrorAs(t, o.UnmarshalText([]byte("exec")), &te)
+	assert.Equal(t, TextError{Kind: "op", Value: "exec"}, *te)
 	var n Network
 	assert.Error(t, n.UnmarshalText([]byte("proxy")))
 }

@@ -59,7 +59,7 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	case "trusted":
 		*m = Trusted
 	default:
-		return fmt.Errorf("invalid mode %q", b)
+		return &TextError{Kind: "mode", Value: string(b)}
 	}
 	return nil
 }

@@ -111,3 +111,18 @@ func compileSyntax(pat string) (*Pattern, error) {
 }
 
 func asPatternError(err error, pe **PatternError) bool { return errors.As(err, pe) }
+
+// TextError reports a text value that names no member of an enumeration
+// (a decision, an op, a mode, a network setting): invalid decision "maybe".
+// It unwraps to ErrInvalidValue.
+type TextError struct {
+	// Kind is what was expected: "decision", "op", "mode", "network".
+	Kind string
+	// Value is the text given.
+	Value string
+}
+
+func (e *TextError) Error() string { return fmt.Sprintf("invalid %s %q", e.Kind, e.Value) }
+
+// Unwrap returns ErrInvalidValue.
+func (e *TextError) Unwrap() error { return ErrInvalidValue }

@@ -275,7 +275,11 @@ func (w *walker) tooDeep(c ctx, n syntax.Node) bool {
 	}
 	if !w.capHit {
 		w.capHit = true
-		w.res.Segments = append(w.res.Segments, Segment{Text: c.text(n), Depth: c.depth,
+		text := c.text(n)
+		if text == "" {
+			text = c.src // a node of a string parsed for eval or sh -c
+		}
+		w.res.Segments = append(w.res.Segments, Segment{Text: text, Depth: c.depth,
 			Dynamic: fmt.Sprintf("command nests deeper than %d levels", w.opts.MaxDepth)})
 	}
 	return true
@@ -288,7 +292,11 @@ func (w *walker) step(c ctx, n syntax.Node) bool {
 	w.steps++
 	if w.steps > maxSteps {
 		w.aborted = true
-		w.res.Segments = append(w.res.Segments, Segment{Text: c.text(n), Depth: c.depth,
+		text := c.text(n)
+		if text == "" {
+			text = c.src // a node of a string parsed for eval or sh -c
+		}
+		w.res.Segments = append(w.res.Segments, Segment{Text: text, Depth: c.depth,
 			Dynamic: fmt.Sprintf("command needs more than %d steps to analyse", maxSteps)})
 		return false
 	}
