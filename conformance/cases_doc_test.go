@@ -89,3 +89,26 @@ func TestCasesDoc(t *testing.T) {
 		assert.Equal(t, c.Isolation, c.Expected != conformance.OK, "%s: isolation cases expect denied or allowed", c.ID)
 	}
 }
+
+// TestREADMEListsEveryCase: the README's conformance table has a row for
+// every case of the catalogue, and no row for a case that is gone.
+func TestREADMEListsEveryCase(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(b), "\n## Conformance cases\n")
+	require.True(t, ok, "README.md has no Conformance cases section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string]bool{}
+	for _, l := range strings.Split(section, "\n") {
+		if id, ok := strings.CutPrefix(l, "| `"); ok {
+			if i := strings.Index(id, "` |"); i > 0 && strings.Count(l, "|") >= 7 {
+				rows[id[:i]] = true
+			}
+		}
+	}
+	for _, c := range conformance.Cases() {
+		assert.True(t, rows[c.ID], "README.md's conformance table has no row for %s", c.ID)
+		delete(rows, c.ID)
+	}
+	assert.Empty(t, rows, "README.md's conformance table lists cases that do not exist")
+}

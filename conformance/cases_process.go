@@ -5,15 +5,20 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/cordon-sandbox/cordon/conformance/internal/procscan"
 	"github.com/cordon-sandbox/cordon/conformance/probe"
@@ -52,7 +57,67 @@ func processCases() []*caseDef {
 				Verified: "the probe sends SIGWINCH to the host pid; the host counts the SIGWINCHs it receives. Twin: executor.Local"},
 			probe: true, run: caseSignalParent,
 		},
+		{
+			CaseInfo: CaseInfo{ID: "host-process", Title: "the command cannot read the memory or the environment of the process that runs it", Layer: Process, Control: executor.ControlHostProcess, Isolation: true, Expected: Denied,
+				Verified: "the probe reads /proc/HOST/environ and /proc/HOST/task/*/environ, and a token the host holds in its heap through /proc/HOST/mem and /proc/HOST/task/*/mem, for every thread of the host; the host compares the SHA-256 of what was read with its own /proc/self/environ and looks for the token. Twin: executor.Local"},
+			probe: true, run: caseHostProcess,
+		},
 	}
+}
+
+func caseHostProcess(c *caseRun) {
+	if _, err := os.Stat("/proc/self/mem"); err != nil {
+		c.unsupportedf("this system has no /proc/PID/mem (%v): the route this case tries does not exist", err)
+		return
+	}
+	env, err := os.ReadFile("/proc/self/environ")
+	if err != nil || len(env) == 0 {
+		c.setupf("the host's /proc/self/environ is unreadable or empty (%v): nothing to look for", err)
+		return
+	}
+	envSum := sha256.Sum256(env)
+	envHash := hex.EncodeToString(envSum[:])
+	token := make([]byte, 32)
+	copy(token, "cordon-host-memory-")
+	_, _ = rand.Read(token[19:])
+	tokenHex := hex.EncodeToString(token)
+	addr := uintptr(unsafe.Pointer(&token[0]))
+	defer runtime.KeepAlive(token)
+
+	host := strconv.Itoa(os.Getpid())
+	var inv [][]string
+	inv = append(inv, []string{"read", "/proc/" + host + "/environ"},
+		[]string{"readat", "/proc/" + host + "/mem", strconv.FormatUint(uint64(addr), 10), strconv.Itoa(len(token))})
+	tasks, _ := os.ReadDir("/proc/self/task")
+	for _, t := range tasks {
+		dir := "/proc/" + host + "/task/" + t.Name()
+		inv = append(inv, []string{"read", dir + "/environ"},
+			[]string{"readat", dir + "/mem", strconv.FormatUint(uint64(addr), 10), strconv.Itoa(len(token))})
+	}
+	reached := func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(res *executor.Result) (bool, string) {
+			var got []string
+			for _, r := range records(res) {
+				switch {
+				case !r.OK:
+				case r.Action == "read" && r.SHA256 == envHash:
+					got = append(got, "the host's environment through "+r.Target)
+				case r.Action == "readat" && r.Data == tokenHex:
+					got = append(got, "the host's memory token through "+r.Target)
+				}
+			}
+			if len(got) == 0 {
+				return false, fmt.Sprintf("none of %d reads of the host process (pid %s, %d threads) returned its environment or memory", len(inv), host, len(tasks))
+			}
+			return true, strings.Join(got, "; ")
+		}
+	}
+	cmd := c.probes(inv...)
+	a := c.act(cmd, nil)
+	a.req.OutputLimit = 1 << 20
+	tw := c.twinLocal(cmd)
+	tw.req.OutputLimit = 1 << 20
+	c.isolate(reached, a, tw)
 }
 
 func caseNoFDs(c *caseRun) {

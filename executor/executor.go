@@ -124,6 +124,10 @@ const (
 	// ControlProcInfo: other processes' /proc entries (command lines,
 	// status) are hidden from the command.
 	ControlProcInfo Control = "proc-info"
+	// ControlHostProcess: the process that runs the command (the host
+	// program) is out of its reach: its memory, environment and
+	// descriptors through /proc or ptrace.
+	ControlHostProcess Control = "host-process"
 )
 
 // Gap is a control an executor cannot enforce on this host, and why.

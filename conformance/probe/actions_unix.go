@@ -142,6 +142,7 @@ var actions map[string]func(*prober, []string) error
 func init() {
 	actions = map[string]func(*prober, []string) error{
 		"read":             actRead,
+		"readat":           actReadAt,
 		"write":            actWrite,
 		"append":           actAppend,
 		"truncate":         actTruncate,
@@ -179,6 +180,35 @@ func actRead(p *prober, args []string) error {
 		r := readFile(path)
 		p.emit(r)
 	}
+	return nil
+}
+
+// actReadAt reads LEN bytes at OFFSET of PATH (a /proc/PID/mem, say) and
+// emits them hex-encoded in Data.
+func actReadAt(p *prober, args []string) error {
+	if err := nargs(args, 3); err != nil {
+		return err
+	}
+	off, err1 := strconv.ParseInt(args[1], 10, 64)
+	n, err2 := strconv.Atoi(args[2])
+	if err1 != nil || err2 != nil || n < 0 || n > MaxData/2 {
+		return fmt.Errorf("%w: readat PATH OFFSET LEN (LEN <= %d)", errUsage, MaxData/2)
+	}
+	f, err := os.Open(args[0])
+	if err != nil {
+		p.emit(result("readat", args[0], err))
+		return nil
+	}
+	defer f.Close()
+	buf := make([]byte, n)
+	m, err := f.ReadAt(buf, off)
+	if m == n {
+		err = nil
+	}
+	r := result("readat", args[0], err)
+	r.Size = int64(m)
+	r.Data = hex.EncodeToString(buf[:m])
+	p.emit(r)
 	return nil
 }
 

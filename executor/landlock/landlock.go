@@ -451,6 +451,7 @@ var allControls = []executor.Control{
 	executor.ControlFSRead, executor.ControlFSWrite, executor.ControlFSNewFiles, executor.ControlFSMetadata,
 	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
 	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
+	executor.ControlHostProcess,
 }
 
 // Describe reports what the executor enforces on this host, assessed for
