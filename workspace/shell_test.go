@@ -53,6 +53,14 @@ func TestRun(t *testing.T) {
 	r, err = s.Run(ctx, "sleep 30", "", 200*time.Millisecond)
 	require.NoError(t, err)
 	assert.True(t, r.TimedOut)
+
+	// Without WithShellTimeout, timeout 0 is the 300-second default.
+	def := &recorder{}
+	ds := f.open(t, workspace.WithMode(policy.Trusted), workspace.WithExecutor(def))
+	_, err = ds.Run(ctx, "true", "", 0)
+	require.NoError(t, err)
+	assert.Equal(t, 300*time.Second, def.last().Timeout)
+	assert.Equal(t, workspace.DefaultShellTimeout, def.last().Timeout)
 	assert.Equal(t, -1, r.ExitCode)
 
 	_, err = s.Run(ctx, "true", "sub/file.txt", 0)
@@ -131,6 +139,10 @@ func TestEnvironment(t *testing.T) {
 	t.Setenv("CORDON_CANARY", "canary-7f3a")
 	t.Setenv("LC_TIME", "C")
 	t.Setenv("LANG", "C.UTF-8")
+	allowed := map[string]string{"USER": "agent-user", "LOGNAME": "agent-login", "SHELL": "/bin/sh", "TERM": "dumb", "TZ": "UTC", "TMPDIR": "/var/tmp"}
+	for k, v := range allowed {
+		t.Setenv(k, v)
+	}
 	f := newFixture(t)
 
 	t.Run("allowlist", func(t *testing.T) {
@@ -144,6 +156,9 @@ func TestEnvironment(t *testing.T) {
 		assert.Equal(t, "1", env["EXTRA"])
 		assert.Equal(t, f.home, env["HOME"])
 		assert.NotEmpty(t, env["PATH"])
+		for k, v := range allowed {
+			assert.Equal(t, v, env[k], "%s is on the allowlist", k)
+		}
 	})
 	t.Run("control: inherit", func(t *testing.T) {
 		s := f.open(t, workspace.WithMode(policy.Trusted), workspace.WithInheritEnv())
