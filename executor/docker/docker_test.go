@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -743,4 +744,53 @@ func TestRunnerExitStatus(t *testing.T) {
 		res := run(t, x, w.req(fmt.Sprintf("exit %d", code), nil))
 		require.Equal(t, code, res.ExitCode, "run %d: notes %v", i, res.Violations)
 	}
+}
+
+// TestPidsLimitEnforced: the pids limit is enforced by the kernel, not
+// only set: under a limit of 32, starting 64 sleeping processes fails
+// part way (the host reads how far the loop got from a file in the
+// workspace); the twin with a limit of 1024 starts them all.
+func TestPidsLimitEnforced(t *testing.T) {
+	cmd := `for i in $(seq 64); do sleep 30 & echo $i > count; done; kill $(jobs -p) 2>/dev/null; true`
+	count := func(t *testing.T, pids int64) int {
+		cfg := imageConfig(t)
+		cfg.Pids = pids
+		x := newExecutor(t, cfg)
+		w := newWS(t)
+		run(t, x, w.req(cmd, nil))
+		b, err := os.ReadFile(filepath.Join(w.root, "count"))
+		require.NoError(t, err, "the loop started no process at all")
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		require.NoError(t, err)
+		return n
+	}
+	assert.Less(t, count(t, 32), 64, "the limit stops the loop before the 64th process")
+	assert.Equal(t, 64, count(t, 1024), "control: a high limit starts all 64")
+}
+
+// TestBrokenContainerIsReplaced exercises the last resort of a kill that
+// failed (breakBox): the session's container is killed with everything
+// in it, a background process there ends, and the next command runs in a
+// fresh container.
+func TestBrokenContainerIsReplaced(t *testing.T) {
+	x := newExecutor(t, imageConfig(t))
+	w := newWS(t)
+	p, err := x.Start(context.Background(), w.req("sleep 1000", nil))
+	require.NoError(t, err)
+	old := x.ContainerID()
+	require.NotEmpty(t, old)
+	note := x.BreakForTest("test: the kill failed")
+	assert.Contains(t, note, "was killed")
+	select {
+	case <-p.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("a process in the killed container still runs")
+	}
+	ins, err := engine(t).ContainerInspect(context.Background(), old)
+	if err == nil {
+		assert.False(t, ins.State.Running, "the broken container is not running")
+	}
+	res := run(t, x, w.req("echo fresh", nil))
+	assert.Equal(t, "fresh\n", string(res.Stdout))
+	assert.NotEqual(t, old, x.ContainerID(), "the next command runs in a new container")
 }
