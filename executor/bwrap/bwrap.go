@@ -26,6 +26,7 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -37,10 +38,6 @@ const inlineArgsMax = 4096
 
 // maxPlans bounds the rendered plans kept (one per profile key).
 const maxPlans = 128
-
-// maxGuards bounds the protected-path guards kept (one per root, writable
-// trees and protect rules); guards with running commands are never dropped.
-const maxGuards = 16
 
 // Executor runs commands under bubblewrap. Use New; an Executor is safe
 // for concurrent use. Close releases its derivation cache.
@@ -56,9 +53,7 @@ type Executor struct {
 	plans map[string]*planEntry
 	ptick uint64
 
-	gmu    sync.Mutex
-	guards map[string]*guardEntry
-	gtick  uint64
+	guards *protectguard.Cache
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -77,11 +72,6 @@ type Executor struct {
 
 type planEntry struct {
 	pl   *plan
-	used uint64
-}
-
-type guardEntry struct {
-	g    *protectguard.Guard
 	used uint64
 }
 
@@ -119,7 +109,7 @@ func New(cfg Config) (*Executor, error) {
 		launcher: l,
 		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
 		plans:    map[string]*planEntry{},
-		guards:   map[string]*guardEntry{},
+		guards:   protectguard.NewCache(16, cfg.Logger),
 		closed:   make(chan struct{}),
 	}
 	x.derive = x.deriver.Derive
@@ -169,7 +159,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 		return nil, startError(err)
 	}
 	started := r.end(ctx, res)
-	out := convert(res)
+	out := sandboxrun.Result(res)
 	out.Violations = r.notes
 	if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
 		return nil, &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
@@ -194,21 +184,17 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		r.end(ctx, nil)
 		return nil, startError(err)
 	}
-	bp := &process{p: p, done: make(chan struct{})}
-	go func() {
-		<-p.Done()
-		r.end(context.WithoutCancel(ctx), p.Wait())
-		bp.violations = r.notes
-		close(bp.done)
-	}()
-	return bp, nil
+	return sandboxrun.Watch(p, func(res *procgroup.Result) []string {
+		r.end(context.WithoutCancel(ctx), res)
+		return r.notes
+	}, mapSignal), nil
 }
 
 // Args returns the complete bwrap command line Run would execute for req,
 // with every option on the command line (Run passes them through --args
 // instead), for inspection and for running the same sandbox by hand.
 func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, x.grantsFor(req))
@@ -245,7 +231,7 @@ type run struct {
 // when it cannot be enforced, looks at the host paths bwrap could create,
 // starts the guard, and builds the command.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	select {
@@ -560,38 +546,9 @@ func (x *Executor) planFor(pr *policyderive.Profile) (*plan, error) {
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	patterns := req.Policy.Protect.Patterns()
-	if len(patterns) == 0 || len(pl.guardTrees) == 0 {
-		return nil, nil
-	}
-	key := strings.Join([]string{req.Root, req.Home, strings.Join(pl.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
-	x.gmu.Lock()
-	defer x.gmu.Unlock()
-	x.gtick++
-	if e := x.guards[key]; e != nil {
-		e.used = x.gtick
-		return e.g, nil
-	}
-	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	g, err := x.guards.For(req.Policy, req.Root, req.Home, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("bwrap executor: %w", err)
-	}
-	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: pl.guardTrees, Logger: x.cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("bwrap executor: %w", err)
-	}
-	x.guards[key] = &guardEntry{g: g, used: x.gtick}
-	for len(x.guards) > maxGuards {
-		oldest := ""
-		for k, e := range x.guards {
-			if k != key && e.g.Active() == 0 && (oldest == "" || e.used < x.guards[oldest].used) {
-				oldest = k
-			}
-		}
-		if oldest == "" {
-			break
-		}
-		delete(x.guards, oldest)
 	}
 	return g, nil
 }
@@ -611,37 +568,6 @@ func (x *Executor) noteBestEffort(pl *plan) {
 	if added {
 		x.log.Warn("bwrap: running in best effort without enforcing", "gaps", pl.blocking)
 	}
-}
-
-func validate(req *executor.Request) error {
-	switch {
-	case req == nil:
-		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
-	case req.Policy == nil:
-		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the bwrap executor derives its sandbox from the policy"}
-	case req.Root == "":
-		return &executor.RequestError{Field: "Root", Value: "", Reason: "no workspace root"}
-	case req.Dir != "" && !filepath.IsAbs(req.Dir):
-		return &executor.RequestError{Field: "Dir", Value: req.Dir, Reason: "not absolute"}
-	case req.Timeout < 0:
-		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
-	case req.OutputLimit < 0:
-		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
-	case strings.ContainsRune(req.Command, 0):
-		return &executor.RequestError{Field: "Command", Value: req.Command, Reason: "contains a NUL byte"}
-	}
-	for i, kv := range req.Env {
-		k, _, ok := strings.Cut(kv, "=")
-		switch {
-		// A NUL would split the value into further bwrap options
-		// behind --args: an injection, not just an invalid value.
-		case strings.ContainsRune(kv, 0):
-			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "contains a NUL byte"}
-		case !ok || k == "":
-			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "not KEY=VALUE"}
-		}
-	}
-	return nil
 }
 
 // envArgs returns --clearenv and a --setenv per entry of env (validated).
@@ -677,18 +603,6 @@ func startError(err error) error {
 	return fmt.Errorf("bwrap executor: %w", err)
 }
 
-func convert(r *procgroup.Result) *executor.Result {
-	return &executor.Result{
-		ExitCode:  r.ExitCode,
-		Signal:    r.Signal,
-		Stdout:    r.Stdout,
-		Stderr:    r.Stderr,
-		TimedOut:  r.TimedOut,
-		Truncated: r.Truncated,
-		Duration:  r.Duration,
-	}
-}
-
 // mapSignal turns bwrap's report of a command killed by signal N, exit
 // status 128+N, back into ExitCode -1 and the signal's name.
 func mapSignal(r *executor.Result) {
@@ -697,30 +611,3 @@ func mapSignal(r *executor.Result) {
 		r.Signal = syscall.Signal(n).String()
 	}
 }
-
-// process is a background command; done closes after the repair.
-type process struct {
-	p          *procgroup.Process
-	done       chan struct{}
-	violations []string
-}
-
-func (bp *process) ReadOutput() ([]byte, bool) { return bp.p.ReadOutput() }
-func (bp *process) Done() <-chan struct{}      { return bp.done }
-
-func (bp *process) Wait() *executor.Result {
-	<-bp.done
-	res := convert(bp.p.Wait())
-	res.Violations = bp.violations
-	mapSignal(res)
-	return res
-}
-
-func (bp *process) Kill() error {
-	err := bp.p.Kill()
-	<-bp.done
-	return err
-}
-
-// Pid returns the host process id of the background command's bwrap.
-func (bp *process) Pid() int { return bp.p.Pid() }

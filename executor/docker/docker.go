@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,16 +20,11 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/outbuf"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
-	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // ErrClosed is returned by Run and Start after Close.
 var ErrClosed = errors.New("docker executor: closed")
-
-// maxGuards bounds the protected-path guards kept (one per root, writable
-// trees and protect rules); guards with running commands are never dropped.
-const maxGuards = 16
 
 // Executor runs commands in a Docker container, one container per
 // executor (a session), one exec per command. Use New; an Executor is
@@ -63,19 +57,12 @@ type Executor struct {
 	pathOnce  sync.Once
 	pathProbe bool // the image's /bin/sh exports a PATH of its own
 
-	gmu    sync.Mutex
-	guards map[string]*guardEntry
-	gtick  uint64
+	guards *protectguard.Cache
 
 	descOnce sync.Once
 	desc     executor.Capabilities
 	dmu      sync.Mutex
 	ranWith  []executor.Gap // blocking gaps of profiles run in best effort
-}
-
-type guardEntry struct {
-	g    *protectguard.Guard
-	used uint64
 }
 
 var (
@@ -114,7 +101,7 @@ func New(cfg Config) (*Executor, error) {
 		user:   cfg.User,
 		owner:  self(),
 		live:   map[*box]bool{},
-		guards: map[string]*guardEntry{},
+		guards: protectguard.NewCache(16, cfg.Logger),
 	}
 	if x.host {
 		x.image = HostImage
@@ -195,7 +182,7 @@ func (x *Executor) Close() error {
 // container, whose mounts are derived from req.Policy, req.Root, req.Home
 // and req.Grants (a new container replaces it when they change).
 func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	limit := cmp.Or(req.OutputLimit, executor.DefaultOutputLimit)
@@ -263,7 +250,7 @@ func finish(res *executor.Result, o *execOut) {
 // governs the start. The container stays until the process has exited,
 // even when later commands need another.
 func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.Process, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	p, err := x.start(ctx, req)
@@ -320,7 +307,7 @@ type run struct {
 // when it cannot be enforced, acquires the container for it and begins
 // the protected-path guard.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	x.mu.Lock()
@@ -422,38 +409,9 @@ func (x *Executor) probePath(ctx context.Context, b *box) {
 // guardFor returns the guard for the request's protect rules over the
 // spec's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, sp *spec) (*protectguard.Guard, error) {
-	patterns := req.Policy.Protect.Patterns()
-	if len(patterns) == 0 || len(sp.guardTrees) == 0 {
-		return nil, nil
-	}
-	key := strings.Join([]string{req.Root, req.Home, strings.Join(sp.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
-	x.gmu.Lock()
-	defer x.gmu.Unlock()
-	x.gtick++
-	if e := x.guards[key]; e != nil {
-		e.used = x.gtick
-		return e.g, nil
-	}
-	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	g, err := x.guards.For(req.Policy, req.Root, req.Home, sp.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("docker executor: %w", err)
-	}
-	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: sp.guardTrees, Logger: x.cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("docker executor: %w", err)
-	}
-	x.guards[key] = &guardEntry{g: g, used: x.gtick}
-	for len(x.guards) > maxGuards {
-		oldest := ""
-		for k, e := range x.guards {
-			if k != key && e.g.Active() == 0 && (oldest == "" || e.used < x.guards[oldest].used) {
-				oldest = k
-			}
-		}
-		if oldest == "" {
-			break
-		}
-		delete(x.guards, oldest)
 	}
 	return g, nil
 }
@@ -473,37 +431,6 @@ func (x *Executor) noteBestEffort(sp *spec) {
 	if added {
 		x.log.Warn("docker: running in best effort without enforcing", "gaps", sp.blocking)
 	}
-}
-
-func validate(req *executor.Request) error {
-	switch {
-	case req == nil:
-		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
-	case req.Policy == nil:
-		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the docker executor derives its container from the policy"}
-	case req.Root == "" || !filepath.IsAbs(req.Root):
-		return &executor.RequestError{Field: "Root", Value: req.Root, Reason: "no absolute workspace root"}
-	case req.Dir != "" && !filepath.IsAbs(req.Dir):
-		return &executor.RequestError{Field: "Dir", Value: req.Dir, Reason: "not absolute"}
-	case req.Timeout < 0:
-		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
-	case req.OutputLimit < 0:
-		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
-	case strings.ContainsRune(req.Command, 0):
-		return &executor.RequestError{Field: "Command", Value: req.Command, Reason: "contains a NUL byte"}
-	case strings.ContainsRune(req.Dir, 0):
-		return &executor.RequestError{Field: "Dir", Value: req.Dir, Reason: "contains a NUL byte"}
-	}
-	for i, kv := range req.Env {
-		k, _, ok := strings.Cut(kv, "=")
-		switch {
-		case strings.ContainsRune(kv, 0):
-			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "contains a NUL byte"}
-		case !ok || k == "":
-			return &executor.RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "not KEY=VALUE"}
-		}
-	}
-	return nil
 }
 
 // process is a background command.

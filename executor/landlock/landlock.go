@@ -19,6 +19,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -93,20 +94,13 @@ type Executor struct {
 	tmp      string
 	rulesets *rulesetCache
 
-	gmu    sync.Mutex
-	guards map[string]*guardEntry
-	gtick  uint64
+	guards *protectguard.Cache
 
 	descOnce sync.Once
 	desc     executor.Capabilities
 
 	closeOnce sync.Once
 	closed    chan struct{}
-}
-
-type guardEntry struct {
-	g    *protectguard.Guard
-	used uint64
 }
 
 var (
@@ -142,7 +136,7 @@ func New(cfg Config) (*Executor, error) {
 		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
 		tmp:      tmp,
 		rulesets: newRulesetCache(cmp.Or(cfg.Rulesets, DefaultRulesets)),
-		guards:   map[string]*guardEntry{},
+		guards:   protectguard.NewCache(16, cfg.Logger),
 		closed:   make(chan struct{}),
 	}
 	log.Debug("landlock executor", "abi", x.feat.abi, "errata", x.feat.errata, "seccomp", x.feat.seccomp, "tmp", tmp)
@@ -200,7 +194,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	if err != nil {
 		return nil, x.startError(err)
 	}
-	out := convert(res)
+	out := sandboxrun.Result(res)
 	out.Violations = vs
 	return out, nil
 }
@@ -221,19 +215,13 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		r.end(ctx)
 		return nil, x.startError(err)
 	}
-	bp := &process{p: p, done: make(chan struct{})}
-	go func() {
-		<-p.Done()
-		bp.violations = r.end(ctx)
-		close(bp.done)
-	}()
-	return bp, nil
+	return sandboxrun.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
 }
 
 // prepare derives and assesses the profile, refuses it in strict mode
 // when it cannot be enforced, starts the guard and acquires the ruleset.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	select {
@@ -342,22 +330,6 @@ func (r *run) end(ctx context.Context) []string {
 	return notes
 }
 
-func validate(req *executor.Request) error {
-	switch {
-	case req == nil:
-		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
-	case req.Policy == nil:
-		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the landlock executor derives its sandbox from the policy"}
-	case req.Root == "":
-		return &executor.RequestError{Field: "Root", Value: "", Reason: "no workspace root"}
-	case req.Timeout < 0:
-		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
-	case req.OutputLimit < 0:
-		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
-	}
-	return nil
-}
-
 func (x *Executor) startError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
@@ -365,45 +337,12 @@ func (x *Executor) startError(err error) error {
 	return fmt.Errorf("landlock executor: %w", err)
 }
 
-// maxGuards bounds the guards kept (one per root, writable trees and
-// protect rules); guards with running commands are never dropped.
-const maxGuards = 16
-
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	patterns := req.Policy.Protect.Patterns()
-	if len(patterns) == 0 || len(pl.guardTrees) == 0 {
-		return nil, nil
-	}
-	key := strings.Join([]string{req.Root, req.Home, strings.Join(pl.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
-	x.gmu.Lock()
-	defer x.gmu.Unlock()
-	x.gtick++
-	if e := x.guards[key]; e != nil {
-		e.used = x.gtick
-		return e.g, nil
-	}
-	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	g, err := x.guards.For(req.Policy, req.Root, req.Home, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("landlock executor: %w", err)
-	}
-	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: pl.guardTrees, Logger: x.cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("landlock executor: %w", err)
-	}
-	x.guards[key] = &guardEntry{g: g, used: x.gtick}
-	for len(x.guards) > maxGuards {
-		oldKey := ""
-		for k, e := range x.guards {
-			if k != key && e.g.Active() == 0 && (oldKey == "" || e.used < x.guards[oldKey].used) {
-				oldKey = k
-			}
-		}
-		if oldKey == "" {
-			break
-		}
-		delete(x.guards, oldKey)
 	}
 	return g, nil
 }
@@ -537,41 +476,3 @@ func (x *Executor) describe() executor.Capabilities {
 	}
 	return caps
 }
-
-func convert(r *procgroup.Result) *executor.Result {
-	return &executor.Result{
-		ExitCode:  r.ExitCode,
-		Signal:    r.Signal,
-		Stdout:    r.Stdout,
-		Stderr:    r.Stderr,
-		TimedOut:  r.TimedOut,
-		Truncated: r.Truncated,
-		Duration:  r.Duration,
-	}
-}
-
-// process is a background command; done closes after the guard's repair.
-type process struct {
-	p          *procgroup.Process
-	done       chan struct{}
-	violations []string
-}
-
-func (bp *process) ReadOutput() ([]byte, bool) { return bp.p.ReadOutput() }
-func (bp *process) Done() <-chan struct{}      { return bp.done }
-
-func (bp *process) Wait() *executor.Result {
-	<-bp.done
-	res := convert(bp.p.Wait())
-	res.Violations = bp.violations
-	return res
-}
-
-func (bp *process) Kill() error {
-	err := bp.p.Kill()
-	<-bp.done
-	return err
-}
-
-// Pid returns the process id of the background command's leader.
-func (bp *process) Pid() int { return bp.p.Pid() }

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -19,16 +18,13 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // maxPlans bounds the rendered plans kept (one per profile key).
 const maxPlans = 128
-
-// maxGuards bounds the protected-path guards kept (one per root, writable
-// trees and protect rules); guards with running commands are never dropped.
-const maxGuards = 16
 
 // trialTimeout bounds each trial run of /bin/sh -c : (in New, and when Run
 // checks whether sandbox-exec failed to set up the sandbox).
@@ -59,9 +55,7 @@ type Executor struct {
 	plans map[string]*planEntry
 	ptick uint64
 
-	gmu    sync.Mutex
-	guards map[string]*guardEntry
-	gtick  uint64
+	guards *protectguard.Cache
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -72,11 +66,6 @@ type Executor struct {
 
 type planEntry struct {
 	pl   *plan
-	used uint64
-}
-
-type guardEntry struct {
-	g    *protectguard.Guard
 	used uint64
 }
 
@@ -127,7 +116,7 @@ func newExecutor(cfg Config, program string) (*Executor, error) {
 		deriver: policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
 		tmp:     tmp,
 		plans:   map[string]*planEntry{},
-		guards:  map[string]*guardEntry{},
+		guards:  protectguard.NewCache(16, cfg.Logger),
 		closed:  make(chan struct{}),
 	}
 	began := time.Now()
@@ -281,7 +270,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 			return nil, &SetupError{Message: strings.TrimSpace(string(firstLines(res.Stderr, 20))), ExitCode: res.ExitCode}
 		}
 	}
-	out := convert(res)
+	out := sandboxrun.Result(res)
 	out.Violations = vs
 	return out, nil
 }
@@ -303,13 +292,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		r.end(ctx)
 		return nil, startError(err)
 	}
-	bp := &process{p: p, done: make(chan struct{})}
-	go func() {
-		<-p.Done()
-		bp.violations = r.end(ctx)
-		close(bp.done)
-	}()
-	return bp, nil
+	return sandboxrun.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
 }
 
 // Args returns the complete command line Run would execute for req:
@@ -317,7 +300,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 // for inspection and for running the same sandbox by hand. The command
 // runs with exactly req.Env in req.Dir.
 func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	pl, err := x.planFor(ctx, req)
@@ -330,7 +313,7 @@ func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, e
 // prepare derives and assesses the profile, refuses it in strict mode
 // when it cannot be enforced, starts the guard and builds the command.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := validate(req); err != nil {
+	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
 	select {
@@ -446,58 +429,11 @@ func (r *run) end(ctx context.Context) []string {
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	patterns := req.Policy.Protect.Patterns()
-	if len(patterns) == 0 || len(pl.guardTrees) == 0 {
-		return nil, nil
-	}
-	key := strings.Join([]string{req.Root, req.Home, strings.Join(pl.guardTrees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
-	x.gmu.Lock()
-	defer x.gmu.Unlock()
-	x.gtick++
-	if e := x.guards[key]; e != nil {
-		e.used = x.gtick
-		return e.g, nil
-	}
-	c, err := policy.NewChecker(req.Policy, req.Root, req.Home)
+	g, err := x.guards.For(req.Policy, req.Root, req.Home, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: %w", err)
-	}
-	g, err := protectguard.New(protectguard.Options{Checker: c, Trees: pl.guardTrees, Logger: x.cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("seatbelt executor: %w", err)
-	}
-	x.guards[key] = &guardEntry{g: g, used: x.gtick}
-	for len(x.guards) > maxGuards {
-		oldKey := ""
-		for k, e := range x.guards {
-			if k != key && e.g.Active() == 0 && (oldKey == "" || e.used < x.guards[oldKey].used) {
-				oldKey = k
-			}
-		}
-		if oldKey == "" {
-			break
-		}
-		delete(x.guards, oldKey)
 	}
 	return g, nil
-}
-
-func validate(req *executor.Request) error {
-	switch {
-	case req == nil:
-		return &executor.RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
-	case req.Policy == nil:
-		return &executor.RequestError{Field: "Policy", Value: "<nil>", Reason: "the seatbelt executor derives its sandbox from the policy"}
-	case req.Root == "":
-		return &executor.RequestError{Field: "Root", Value: "", Reason: "no workspace root"}
-	case req.Timeout < 0:
-		return &executor.RequestError{Field: "Timeout", Value: req.Timeout.String(), Reason: "negative timeout"}
-	case req.OutputLimit < 0:
-		return &executor.RequestError{Field: "OutputLimit", Value: strconv.Itoa(req.OutputLimit), Reason: "negative output limit"}
-	case strings.IndexByte(req.Command, 0) >= 0:
-		return &executor.RequestError{Field: "Command", Value: clip(req.Command), Reason: "contains a NUL byte"}
-	}
-	return nil
 }
 
 func startError(err error) error {
@@ -523,41 +459,3 @@ func firstLines(b []byte, n int) []byte {
 	}
 	return b[:i]
 }
-
-func convert(r *procgroup.Result) *executor.Result {
-	return &executor.Result{
-		ExitCode:  r.ExitCode,
-		Signal:    r.Signal,
-		Stdout:    r.Stdout,
-		Stderr:    r.Stderr,
-		TimedOut:  r.TimedOut,
-		Truncated: r.Truncated,
-		Duration:  r.Duration,
-	}
-}
-
-// process is a background command; done closes after the guard's repair.
-type process struct {
-	p          *procgroup.Process
-	done       chan struct{}
-	violations []string
-}
-
-func (bp *process) ReadOutput() ([]byte, bool) { return bp.p.ReadOutput() }
-func (bp *process) Done() <-chan struct{}      { return bp.done }
-
-func (bp *process) Wait() *executor.Result {
-	<-bp.done
-	res := convert(bp.p.Wait())
-	res.Violations = bp.violations
-	return res
-}
-
-func (bp *process) Kill() error {
-	err := bp.p.Kill()
-	<-bp.done
-	return err
-}
-
-// Pid returns the process id of the background command's leader.
-func (bp *process) Pid() int { return bp.p.Pid() }

@@ -1,0 +1,46 @@
+package executor
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ValidateSandboxed checks what every sandboxing executor needs of a
+// Request before it derives anything: a policy to derive the sandbox
+// from, an absolute root, an absolute Dir (or none), no negative timeout
+// or output limit, no NUL byte in the command, the directory or the
+// environment (a NUL would cut an argument short, or split it into
+// further options of a sandbox tool), and every environment entry of the
+// form KEY=VALUE. The error is a *RequestError naming the field.
+func (r *Request) ValidateSandboxed() error {
+	switch {
+	case r == nil:
+		return &RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
+	case r.Policy == nil:
+		return &RequestError{Field: "Policy", Value: "<nil>", Reason: "a sandboxing executor derives its sandbox from the policy"}
+	case r.Root == "" || !filepath.IsAbs(r.Root):
+		return &RequestError{Field: "Root", Value: r.Root, Reason: "no absolute workspace root"}
+	case r.Dir != "" && !filepath.IsAbs(r.Dir):
+		return &RequestError{Field: "Dir", Value: r.Dir, Reason: "not absolute"}
+	case r.Timeout < 0:
+		return &RequestError{Field: "Timeout", Value: r.Timeout.String(), Reason: "negative timeout"}
+	case r.OutputLimit < 0:
+		return &RequestError{Field: "OutputLimit", Value: strconv.Itoa(r.OutputLimit), Reason: "negative output limit"}
+	case strings.ContainsRune(r.Command, 0):
+		return &RequestError{Field: "Command", Value: r.Command, Reason: "contains a NUL byte"}
+	case strings.ContainsRune(r.Dir, 0):
+		return &RequestError{Field: "Dir", Value: r.Dir, Reason: "contains a NUL byte"}
+	}
+	for i, kv := range r.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		switch {
+		case strings.ContainsRune(kv, 0):
+			return &RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "contains a NUL byte"}
+		case !ok || k == "":
+			return &RequestError{Field: fmt.Sprintf("Env[%d]", i), Value: kv, Reason: "not KEY=VALUE"}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package protectguard
+
+import (
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Cache keeps the guards of an executor, one per protect rules, root,
+// home and writable trees, so that a guard's snapshot carries over from
+// one command to the next. Use NewCache; a Cache is safe for concurrent
+// use.
+type Cache struct {
+	max    int
+	logger *slog.Logger
+
+	mu   sync.Mutex
+	tick uint64
+	m    map[string]*cached
+}
+
+type cached struct {
+	g    *Guard
+	used uint64
+}
+
+// NewCache returns a cache of at most max guards (a guard with running
+// commands is never dropped, so it may hold more for a while). logger
+// goes to every guard (nil: slog.Default()).
+func NewCache(max int, logger *slog.Logger) *Cache {
+	return &Cache{max: max, logger: logger, m: map[string]*cached{}}
+}
+
+// For returns the guard of p's protect rules over trees, for a workspace
+// at root with home, or nil when there is nothing to guard (no protect
+// rules, or no writable tree).
+func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard, error) {
+	patterns := p.Protect.Patterns()
+	if len(patterns) == 0 || len(trees) == 0 {
+		return nil, nil
+	}
+	key := strings.Join([]string{root, home, strings.Join(trees, "\x00"), strings.Join(patterns, "\x00")}, "\x01")
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.tick++
+	if e := c.m[key]; e != nil {
+		e.used = c.tick
+		return e.g, nil
+	}
+	checker, err := policy.NewChecker(p, root, home)
+	if err != nil {
+		return nil, err
+	}
+	g, err := New(Options{Checker: checker, Trees: trees, Logger: c.logger})
+	if err != nil {
+		return nil, err
+	}
+	c.m[key] = &cached{g: g, used: c.tick}
+	for len(c.m) > c.max {
+		oldest := ""
+		for k, e := range c.m {
+			if k != key && e.g.Active() == 0 && (oldest == "" || e.used < c.m[oldest].used) {
+				oldest = k
+			}
+		}
+		if oldest == "" {
+			break
+		}
+		delete(c.m, oldest)
+	}
+	return g, nil
+}
