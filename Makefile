@@ -82,7 +82,7 @@ probe:
 provision:
 	@$(S)/provision.sh test
 
-## docker-up: start the private dockerd and build the test image; leaves it running (. build/docker/env)
+## docker-up: start the private dockerd and build the test image; leaves it running (set -a; . build/docker/env; set +a)
 docker-up:
 	@$(S)/docker.sh up && $(S)/docker.sh image && cat $(BUILD_DIR)/docker/env
 

@@ -19,7 +19,7 @@ type policyFlags struct {
 
 func (f *policyFlags) add(cmd *cobra.Command, withRoot bool) {
 	f.cmd = cmd
-	cmd.Flags().StringVar(&f.file, "policy", "", "policy file (YAML or JSON, DESIGN §2.4); default: the coding preset")
+	cmd.Flags().StringVar(&f.file, "policy", "", "policy `FILE` (YAML or JSON; see the README's policy file reference); default: the coding preset")
 	if withRoot {
 		cmd.Flags().StringVar(&f.root, "root", "", "workspace root; default: the current directory")
 	}

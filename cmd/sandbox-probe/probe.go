@@ -32,7 +32,7 @@ func (o *probeOptions) addFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.StringSliceVar(&o.backends, "backend", nil, "backends to probe, comma-separated: "+strings.Join(backendNames(), ",")+"; default: every OS sandbox available here")
 	o.pf.add(cmd, true)
-	f.Lookup("policy").Usage = "also check that each backend can enforce this policy file here (strict mode), running `true` under it in --root"
+	f.Lookup("policy").Usage = "also check that each backend can enforce this policy file here (strict mode), running the command true under it in --root"
 	f.Lookup("root").Usage = "workspace root for the --policy check; default: the current directory"
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
 	f.StringSliceVar(&o.cases, "case", nil, "run only the cases whose id or layer matches one of these patterns (path.Match syntax: net-*, protect)")

@@ -380,7 +380,7 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 		if initPid > 0 {
 			awaitExit(initPid, time.Second)
 		}
-		for _, s := range releaseMountPoints(r.mountPoints) {
+		for _, s := range mountPoints.Release(r.mountPoints) {
 			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
 		}
 		if r.guard != nil {
@@ -456,7 +456,7 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 			return nil, nil, nil, nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 		}
 		mountPoints.Lock()
-		pr = overMountPoints(pr)
+		pr = mountPoints.Over(pr)
 		pl, err := x.planFor(pr)
 		if err != nil {
 			mountPoints.Unlock()
@@ -473,7 +473,7 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 				mounts = append(mounts, pl.placeholders[op.dest])
 			}
 		}
-		acquireMountPoints(mounts)
+		mountPoints.Acquire(mounts)
 		mountPoints.Unlock()
 		return pr, pl, skip, mounts, nil
 	}

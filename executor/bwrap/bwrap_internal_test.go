@@ -126,7 +126,7 @@ func TestOverMountPoints(t *testing.T) {
 	git := ph[0].Path
 
 	mountPoints.Lock()
-	acquireMountPoints(ph) // .git does not exist: "created" by this process
+	mountPoints.Acquire(ph) // .git does not exist: "created" by this process
 	mountPoints.Unlock()
 	require.NoError(t, os.Mkdir(git, 0o755)) // what bwrap does
 	seen, err := policyderive.Derive(p, root, "", root, nil)
@@ -134,30 +134,16 @@ func TestOverMountPoints(t *testing.T) {
 	assert.NotEqual(t, fresh.Key(), seen.Key(), "control: the mount point changes the derivation")
 
 	mountPoints.Lock()
-	got := overMountPoints(seen)
+	got := mountPoints.Over(seen)
 	mountPoints.Unlock()
 	assert.Equal(t, fresh.Masks, got.Masks)
 	assert.Equal(t, fresh.Pinned, got.Pinned)
 
-	assert.Empty(t, releaseMountPoints(ph))
+	assert.Empty(t, mountPoints.Release(ph))
 	assert.NoDirExists(t, git, "the last user removes what this process created")
 	mountPoints.Lock()
-	assert.Same(t, seen, overMountPoints(seen), "nothing live: unchanged")
+	assert.Same(t, seen, mountPoints.Over(seen), "nothing live: unchanged")
 	mountPoints.Unlock()
-}
-
-// TestRmdirNoFollow checks that removing a mount point never follows a
-// symbolic link a command put in its path.
-func TestRmdirNoFollow(t *testing.T) {
-	base := testRoot(t)
-	target := filepath.Join(base, "target")
-	require.NoError(t, os.MkdirAll(filepath.Join(target, ".git"), 0o755))
-	require.NoError(t, os.Symlink(target, filepath.Join(base, "link")))
-	err := rmdirNoFollow(filepath.Join(base, "link", ".git"))
-	assert.Error(t, err)
-	assert.DirExists(t, filepath.Join(target, ".git"))
-	require.NoError(t, rmdirNoFollow(filepath.Join(target, ".git")), "control: a real path")
-	assert.NoDirExists(t, filepath.Join(target, ".git"))
 }
 
 // TestDiagnoseUserns checks the cause named for failing user namespaces,

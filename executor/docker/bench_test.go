@@ -27,7 +27,7 @@ import (
 // default with a local engine) and exec-per-command (one engine exec per
 // command, as with a remote engine).
 //
-//	make docker-up && . build/docker/env
+//	make docker-up && set -a && . build/docker/env && set +a
 //	go test -run '^$' -bench DockerRunTrue -benchtime 30x ./executor/docker/
 func BenchmarkDockerRunTrue(b *testing.B) {
 	for _, perExec := range []bool{false, true} {

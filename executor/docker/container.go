@@ -71,7 +71,7 @@ var topSkip = []string{"proc", "sys", "dev", "tmp"}
 // specFor renders pr as a container spec.
 func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
 	mountPoints.Lock()
-	pr = mountPoints.overMountPoints(pr)
+	pr = mountPoints.Over(pr)
 	mountPoints.Unlock()
 	rendered := pr
 	if !x.host {
@@ -422,7 +422,7 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 		}
 	}
 	mountPoints.Lock()
-	mountPoints.acquire(sp.placeholders)
+	mountPoints.Acquire(sp.placeholders)
 	mountPoints.Unlock()
 	resp, err := x.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
@@ -467,7 +467,7 @@ func (x *Executor) remove(b *box) {
 			x.log.Warn("docker: removing a container", "id", shortID(b.id), "err", err)
 		}
 	}
-	for _, s := range mountPoints.release(b.spec.placeholders) {
+	for _, s := range mountPoints.Release(b.spec.placeholders) {
 		x.log.Warn("docker: placeholder mount point not removed", "path", s)
 	}
 	if b.ctlDir != "" {

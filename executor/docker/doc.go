@@ -174,7 +174,7 @@
 //   - "no Docker Engine answers": start dockerd, or set DOCKER_HOST. For
 //     cordon's own tests, make docker-up starts a private dockerd (its
 //     own socket, data root, exec root and pid file under build/docker)
-//     and . build/docker/env points DOCKER_HOST at it; make docker-down
+//     and set -a; . build/docker/env; set +a points DOCKER_HOST at it; make docker-down
 //     stops it.
 //   - "image ... is not present": no registry is reachable, so build the
 //     image locally. The repository does it with scripts/docker.sh image

@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"github.com/cordon-sandbox/cordon/internal/mountpoints"
+
 	"archive/tar"
 	"bytes"
 	"context"
@@ -325,8 +327,8 @@ func removeStrays(ctx context.Context, cli *client.Client, self owner, log func(
 		n++
 		mps := mountPointsOf(c.Labels)
 		for i := len(mps) - 1; i >= 0; i-- {
-			if !inUse[mps[i]] && !mountPoints.inUse(mps[i]) {
-				_ = removeMountPoint(mps[i])
+			if !inUse[mps[i]] && !mountPoints.InUse(mps[i]) {
+				_ = mountpoints.Remove(mps[i])
 			}
 		}
 		removeControlDir(c.Labels[labelControl])

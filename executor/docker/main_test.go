@@ -87,7 +87,7 @@ func newExecutor(t testing.TB, cfg docker.Config) *docker.Executor {
 func imageConfig(t testing.TB) docker.Config {
 	t.Helper()
 	image := testenv.DockerImage()
-	testenv.Require(t, testenv.Docker, image != "", "CORDON_DOCKER_IMAGE is not set (make docker-up builds the test image locally; . build/docker/env)")
+	testenv.Require(t, testenv.Docker, image != "", "CORDON_DOCKER_IMAGE is not set (make docker-up builds the test image locally; set -a; . build/docker/env; set +a)")
 	return docker.Config{Image: image}
 }
 

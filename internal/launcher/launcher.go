@@ -6,14 +6,19 @@
 //
 // New starts a goroutine that calls runtime.LockOSThread and never unlocks.
 // On that OS thread it runs a setup function once — NoNewPrivs sets
-// PR_SET_NO_NEW_PRIVS; the Landlock backend also installs a seccomp filter
-// and calls landlock_restrict_self there, per thread, without TSYNC — and then
-// serves Start and StartProcess requests. syscall.forkExec clones the child
+// PR_SET_NO_NEW_PRIVS — and then serves Start and StartProcess requests. syscall.forkExec clones the child
 // from the calling thread (syscall/exec_linux.go, forkAndExecInChild1:
 // rawVforkSyscall(SYS_CLONE, CLONE_VFORK|CLONE_VM|...) on the current
-// thread), and no_new_privs, seccomp filters and the Landlock domain are
-// attributes of the calling task that a clone copies, so every child
-// inherits the thread's state at the cost of a bare fork+exec.
+// thread), and no_new_privs is an attribute of the calling task that a
+// clone copies, so every child inherits the thread's state at the cost of
+// a bare fork+exec.
+//
+// Never put on a launcher thread a restriction meant to confine the
+// commands against the host (a Landlock domain, say): the children share
+// the thread's domain, and Landlock lets a task ptrace and signal tasks of
+// its own domain, so a command could reach the thread, and through it the
+// whole host process, by its TID. The landlock executor restricts each
+// command between fork and exec instead.
 //
 // # Why the state stays on that thread
 //

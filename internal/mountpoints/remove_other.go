@@ -1,6 +1,6 @@
 //go:build !linux
 
-package docker
+package mountpoints
 
 import (
 	"errors"
@@ -8,10 +8,10 @@ import (
 	"os"
 )
 
-// removeMountPoint removes the directory p if it is empty. Placeholders
+// Remove removes the directory p if it is empty. Placeholders
 // are only created on the host by a local Linux engine; elsewhere this
 // removes what a shared file system shows of them.
-func removeMountPoint(p string) error {
+func Remove(p string) error {
 	fi, err := os.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -1,6 +1,6 @@
 //go:build linux
 
-package docker
+package mountpoints
 
 import (
 	"errors"
@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// removeMountPoint removes the empty directory p without following a
+// Remove removes the empty directory p without following a
 // symbolic link in any component: a command that replaced a parent by a
 // link cannot point the removal elsewhere. A directory that is not empty
 // (something was put into it since) or gone is left alone without error.
-func removeMountPoint(p string) error {
+func Remove(p string) error {
 	dir, name := filepath.Split(p)
 	fd, err := unix.Openat2(unix.AT_FDCWD, dir, &unix.OpenHow{
 		Flags:   unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC,
