@@ -6,28 +6,74 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
 // helperArgs is the helper's command line:
 //
-//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER NENV ENV... PATH ARG0 ARGS...
+//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER ENV_FD PATH ARG0 ARGS...
 //
 // RULESET_FD is -1 without a Landlock layer; FLAGS are
 // landlock_restrict_self's; FILTER is the seccomp program in hex (8 bytes
-// an instruction, host byte order; "-" for none); ENV is the command's
-// complete environment (the helper itself runs with an empty one, so
-// nothing in it — LD_PRELOAD, GODEBUG — acts before the restrictions).
-func helperArgs(rulesetFD int, flags uint32, filter string, env []string, path string, argv []string) []string {
-	args := make([]string, 0, 5+len(env)+1+len(argv))
-	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, strconv.Itoa(len(env)))
-	args = append(args, env...)
-	args = append(args, path)
+// an instruction, host byte order; "-" for none); ENV_FD is a descriptor
+// (a memfd, see envFile) holding the command's complete environment,
+// each entry ended by a NUL. The environment is not on the command line,
+// which every process may read in /proc/PID/cmdline, and the helper itself
+// runs with an empty one, so nothing in it (LD_PRELOAD, GODEBUG) acts
+// before the restrictions.
+func helperArgs(rulesetFD int, flags uint32, filter string, envFD int, path string, argv []string) []string {
+	args := make([]string, 0, 6+len(argv))
+	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, strconv.Itoa(envFD), path)
 	return append(args, argv...)
+}
+
+// envFile returns a sealed, close-on-exec memfd holding env, each entry
+// ended by a NUL, positioned at its start.
+func envFile(env []string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("cordon-env", unix.MFD_CLOEXEC|unix.MFD_ALLOW_SEALING)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "cordon-env")
+	var b []byte
+	for _, kv := range env {
+		b = append(append(b, kv...), 0)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("writing the environment: %w", err)
+	}
+	if _, err := unix.FcntlInt(uintptr(fd), unix.F_ADD_SEALS, unix.F_SEAL_SEAL|unix.F_SEAL_SHRINK|unix.F_SEAL_GROW|unix.F_SEAL_WRITE); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("sealing the environment: %w", err)
+	}
+	return f, nil
+}
+
+// readEnv reads the environment helperArgs' ENV_FD holds, and closes it.
+func readEnv(fd int) ([]string, error) {
+	f := os.NewFile(uintptr(fd), "cordon-env")
+	if f == nil {
+		return nil, fmt.Errorf("bad environment descriptor %d", fd)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, 0, 1<<30))
+	if err != nil {
+		return nil, fmt.Errorf("reading the environment: %w", err)
+	}
+	if len(b) == 0 {
+		return []string{}, nil
+	}
+	if b[len(b)-1] != 0 {
+		return nil, fmt.Errorf("malformed environment")
+	}
+	return strings.Split(string(b[:len(b)-1]), "\x00"), nil
 }
 
 // encodeFilter returns the seccomp program in helperArgs' FILTER form.
@@ -66,14 +112,14 @@ type helperCommand struct {
 	rulesetFD int
 	flags     uint32
 	filter    []unix.SockFilter
-	env       []string
+	envFD     int
 	path      string
 	argv      []string
 }
 
 func parseHelperArgs(args []string) (*helperCommand, error) {
-	if len(args) < 6 || args[0] != helperArg0 {
-		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER NENV ENV... PATH ARG0 ARGS...", helperArg0)
+	if len(args) < 7 || args[0] != helperArg0 {
+		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER ENV_FD PATH ARG0 ARGS...", helperArg0)
 	}
 	c := &helperCommand{}
 	fd, err := strconv.Atoi(args[1])
@@ -89,14 +135,11 @@ func parseHelperArgs(args []string) (*helperCommand, error) {
 	if c.filter, err = decodeFilter(args[3]); err != nil {
 		return nil, err
 	}
-	n, err := strconv.Atoi(args[4])
-	rest := args[5:]
-	if err != nil || n < 0 || n > len(rest)-2 {
-		return nil, fmt.Errorf("bad environment count %q", args[4])
+	if c.envFD, err = strconv.Atoi(args[4]); err != nil || c.envFD < 3 {
+		return nil, fmt.Errorf("bad environment descriptor %q", args[4])
 	}
-	c.env = rest[:n:n]
-	c.path = rest[n]
-	c.argv = rest[n+1:]
+	c.path = args[5]
+	c.argv = args[6:]
 	return c, nil
 }
 
@@ -119,12 +162,16 @@ func helperExec(args []string) error {
 	if err != nil {
 		return err
 	}
+	env, err := readEnv(c.envFD)
+	if err != nil {
+		return err
+	}
 	if err := restrictThread(c.rulesetFD, c.flags, c.filter); err != nil {
 		return err
 	}
 	if c.rulesetFD >= 0 {
 		unix.Close(c.rulesetFD)
 	}
-	err = unix.Exec(c.path, c.argv, c.env)
+	err = unix.Exec(c.path, c.argv, env)
 	return &os.PathError{Op: "exec", Path: c.path, Err: err}
 }

@@ -4,10 +4,13 @@ package landlock_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -84,3 +87,47 @@ func TestCommandCannotSignalHost(t *testing.T) {
 
 //go:noinline
 func keepAlive(b []byte) { _ = b[0] }
+
+// TestEnvironmentNotOnCommandLine: a command's environment (API keys live
+// there) never appears on a command line, which every process may read
+// in /proc/PID/cmdline — not even for the moment the sandbox helper runs
+// (without cgo). A background command watches the command lines while
+// commands with a secret in their environment run; the twin puts the
+// same secret in a command's argv, and the watcher must see that.
+func TestEnvironmentNotOnCommandLine(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	watch := func(marker string) string {
+		// The pattern matches marker but not itself (ps | grep [x]).
+		marker = "[" + marker[:1] + "]" + marker[1:]
+		return `end=$(( $(date +%s) + 3 )); while [ $(date +%s) -lt $end ]; do for f in /proc/[0-9]*/cmdline; do tr '\0' ' ' < "$f" 2>/dev/null; echo; done | grep -c '` + marker + `' | grep -qv '^0$' && { echo SEEN; break; }; done; echo done`
+	}
+	try := func(t *testing.T, marker string, run func()) string {
+		p, err := x.Start(context.Background(), w.req(watch(marker), nil))
+		require.NoError(t, err)
+		deadline := time.Now().Add(3 * time.Second)
+		for time.Now().Before(deadline) {
+			select {
+			case <-p.Done():
+			default:
+				run()
+				continue
+			}
+			break
+		}
+		res := p.Wait()
+		return string(res.Stdout)
+	}
+	secret := "cordon-env-secret-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	out := try(t, secret, func() {
+		req := w.req("true", nil)
+		req.Env = append(req.Env, "API_TOKEN="+secret)
+		run(t, x, req)
+	})
+	assert.NotContains(t, out, "SEEN", "a command's environment appeared on a command line")
+	assert.Contains(t, out, "done", "the watcher ran")
+
+	twin := "cordon-argv-twin-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	out = try(t, twin, func() { run(t, x, w.req("sleep 0.05 # "+twin, nil)) })
+	assert.Contains(t, out, "SEEN", "control: the watcher sees a marker on a command line")
+}

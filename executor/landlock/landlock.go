@@ -172,10 +172,13 @@ func (x *Executor) Close() error {
 
 // run is one prepared command: its spec, guard and ruleset.
 type run struct {
-	x     *Executor
-	spec  *procgroup.Spec
-	ref   *rulesetRef
-	guard *protectguard.Guard
+	x    *Executor
+	spec *procgroup.Spec
+	ref  *rulesetRef
+	// envFile holds the command's environment for the sandbox helper
+	// (without cgo only).
+	envFile *os.File
+	guard   *protectguard.Guard
 	// notes are violations found before the command started and guard
 	// problems, for Result.Violations.
 	notes []string
@@ -190,6 +193,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	}
 	res, err := procgroup.Run(ctx, r.spec)
 	x.rulesets.release(r.ref)
+	r.closeEnv()
 	vs := r.end(ctx)
 	if err != nil {
 		return nil, x.startError(err)
@@ -211,6 +215,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	r.spec.Timeout = 0
 	p, err := procgroup.Start(ctx, r.spec)
 	x.rulesets.release(r.ref)
+	r.closeEnv()
 	if err != nil {
 		r.end(ctx)
 		return nil, x.startError(err)
@@ -299,19 +304,38 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		}
 		return r, nil
 	}
+	ef, err := envFile(env)
+	if err != nil {
+		x.rulesets.release(ref)
+		r.end(ctx)
+		return nil, fmt.Errorf("landlock executor: passing the environment to the sandbox helper: %w", err)
+	}
+	r.envFile = ef
+	var files []*os.File
+	if ref.rs.file != nil {
+		files = append(files, ref.rs.file)
+	}
+	envFD := 3 + len(files)
+	files = append(files, ef)
 	r.spec = &procgroup.Spec{
 		Path:        "/proc/self/exe",
-		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, env, executor.Shell, []string{"sh", "-c", req.Command}),
+		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, envFD, executor.Shell, []string{"sh", "-c", req.Command}),
 		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
 		OutputLimit: limit,
 		WaitDelay:   x.cfg.WaitDelay,
-	}
-	if ref.rs.file != nil {
-		r.spec.ExtraFiles = []*os.File{ref.rs.file}
+		ExtraFiles:  files,
 	}
 	return r, nil
+}
+
+// closeEnv closes the helper's environment memfd, once the command has
+// started (or failed to).
+func (r *run) closeEnv() {
+	if r.envFile != nil {
+		r.envFile.Close()
+	}
 }
 
 // end runs the guard's repair (even when ctx was cancelled) and returns

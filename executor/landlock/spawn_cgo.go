@@ -22,6 +22,7 @@ package landlock
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
@@ -103,8 +104,19 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			if (r < 0)
 				cordon_child_fail(ep, CORDON_DUP);
 		}
-		if (syscall(SYS_close_range, nfds, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
-			cordon_child_fail(ep, CORDON_CLOSE_RANGE);
+		if (syscall(SYS_close_range, nfds, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+			if (errno != ENOSYS && errno != EINVAL)
+				cordon_child_fail(ep, CORDON_CLOSE_RANGE);
+			// Linux < 5.11 (no Landlock either: best effort): mark
+			// every descriptor up to the limit by hand.
+			struct rlimit rl;
+			if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+				cordon_child_fail(ep, CORDON_CLOSE_RANGE);
+			rlim_t max = rl.rlim_cur < (1 << 20) ? rl.rlim_cur : (1 << 20);
+			for (rlim_t i = nfds; i < max; i++)
+				if (fcntl((int)i, F_SETFD, FD_CLOEXEC) != 0 && errno != EBADF)
+					cordon_child_fail(ep, CORDON_CLOSE_RANGE);
+		}
 		if (dir != NULL && dir[0] != 0 && chdir(dir) != 0)
 			cordon_child_fail(ep, CORDON_CHDIR);
 		for (int c = 0; c < 64; c++) {
@@ -222,7 +234,12 @@ func spawner(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*
 		}
 		rfd := C.int(-1)
 		if rs.file != nil {
-			rfd = C.int(rs.file.Fd())
+			fd := rs.file.Fd()
+			if fd == ^uintptr(0) {
+				// Closed: never start without the Landlock layer.
+				return nil, fmt.Errorf("landlock: starting %s: the ruleset was closed", name)
+			}
+			rfd = C.int(fd)
 		}
 		var cprog *C.struct_sock_filter
 		if len(prog) > 0 {

@@ -78,7 +78,8 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 		return nil, fmt.Errorf("creating the Landlock ruleset: %w", err)
 	}
 	if fd < 0 {
-		return out, nil
+		// The plan counted on a Landlock layer: never run without one.
+		return nil, fmt.Errorf("creating the Landlock ruleset: no ruleset for ABI %d", rs.ABI)
 	}
 	for _, r := range rs.FS {
 		if r.PerProcess {

@@ -6,11 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 )
 
-func helperArgs(rulesetFD int, flags uint32, filter string, env []string, path string, argv []string) []string {
+func helperArgs(rulesetFD int, flags uint32, filter string, envFD int, path string, argv []string) []string {
 	return nil
+}
+
+func envFile(env []string) (*os.File, error) {
+	return nil, fmt.Errorf("landlock: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
 }
 
 const supported = false
