@@ -38,11 +38,14 @@
 //   - Without cgo, the command runs as the sandbox helper: the host
 //     binary re-executed through /proc/self/exe under the name
 //     "cordon-landlock-sandbox", with an empty environment, the ruleset as
-//     descriptor 3 and the filter, the command's environment and argv on
-//     its command line. Init, which the program's main calls first thing
-//     (tests in TestMain; New fails with ErrNoInit otherwise), does the
-//     above on its locked thread and execs; the exec leaves only that
-//     thread. This costs one more exec and a Go start-up per command.
+//     descriptor 3, the command's environment in a sealed memfd (never
+//     on a command line, which every process may read) and a status
+//     pipe. Init, which the program's main calls first thing (tests in
+//     TestMain; New fails with ErrNoInit otherwise), does the above on
+//     its locked thread and execs; the exec leaves only that thread. A
+//     failure before the exec comes back as a *HelperError (unwrapping
+//     to the errno). This costs one more exec and a Go start-up per
+//     command.
 //
 // TestCommandCannotReadHostMemory, TestCommandCannotReadHostEnviron and
 // TestCommandCannotSignalHost check the separation from outside, each

@@ -3,6 +3,7 @@ package landlock
 import (
 	"errors"
 	"sync/atomic"
+	"syscall"
 )
 
 // helperArg0 is the argv[0] under which the executor re-executes the host
@@ -43,4 +44,23 @@ var ErrNoInit = errors.New("landlock.Init was not called: call it first thing in
 func Init() {
 	initCalled.Store(true)
 	helperMain()
+}
+
+// HelperError reports that the sandbox helper (the pure-Go path, without
+// cgo) could not restrict itself or execute the command: nothing of the
+// command ran. It unwraps to the system call's errno when there is one,
+// so errors.Is(err, fs.ErrNotExist) holds for a missing program.
+type HelperError struct {
+	Errno   syscall.Errno
+	Message string
+}
+
+func (e *HelperError) Error() string { return "landlock sandbox helper: " + e.Message }
+
+// Unwrap returns Errno, or nil when the failure had none.
+func (e *HelperError) Unwrap() error {
+	if e.Errno == 0 {
+		return nil
+	}
+	return e.Errno
 }

@@ -5,19 +5,21 @@ package landlock
 import (
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
 // helperArgs is the helper's command line:
 //
-//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER ENV_FD PATH ARG0 ARGS...
+//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER ENV_FD STATUS_FD PATH ARG0 ARGS...
 //
 // RULESET_FD is -1 without a Landlock layer; FLAGS are
 // landlock_restrict_self's; FILTER is the seccomp program in hex (8 bytes
@@ -26,11 +28,27 @@ import (
 // each entry ended by a NUL. The environment is not on the command line,
 // which every process may read in /proc/PID/cmdline, and the helper itself
 // runs with an empty one, so nothing in it (LD_PRELOAD, GODEBUG) acts
-// before the restrictions.
-func helperArgs(rulesetFD int, flags uint32, filter string, envFD int, path string, argv []string) []string {
-	args := make([]string, 0, 6+len(argv))
-	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, strconv.Itoa(envFD), path)
+// before the restrictions. STATUS_FD is the write end of a pipe: the
+// helper writes "ERRNO MESSAGE" there when it fails, and the exec of the
+// command closes it (see readStatus).
+func helperArgs(rulesetFD int, flags uint32, filter string, envFD, statusFD int, path string, argv []string) []string {
+	args := make([]string, 0, 7+len(argv))
+	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter,
+		strconv.Itoa(envFD), strconv.Itoa(statusFD), path)
 	return append(args, argv...)
+}
+
+// readStatus reads what the helper reported on its status pipe (r, whose
+// write end the caller has closed): nothing once it executed the command,
+// else a *HelperError.
+func readStatus(r io.Reader) error {
+	b, _ := io.ReadAll(io.LimitReader(r, 4096))
+	if len(b) == 0 {
+		return nil
+	}
+	n, msg, _ := strings.Cut(string(b), " ")
+	errno, _ := strconv.Atoi(n)
+	return &HelperError{Errno: syscall.Errno(errno), Message: msg}
 }
 
 // envFile returns a sealed, close-on-exec memfd holding env, each entry
@@ -113,13 +131,14 @@ type helperCommand struct {
 	flags     uint32
 	filter    []unix.SockFilter
 	envFD     int
+	statusFD  int
 	path      string
 	argv      []string
 }
 
 func parseHelperArgs(args []string) (*helperCommand, error) {
-	if len(args) < 7 || args[0] != helperArg0 {
-		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER ENV_FD PATH ARG0 ARGS...", helperArg0)
+	if len(args) < 8 || args[0] != helperArg0 {
+		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
 	}
 	c := &helperCommand{}
 	fd, err := strconv.Atoi(args[1])
@@ -138,8 +157,11 @@ func parseHelperArgs(args []string) (*helperCommand, error) {
 	if c.envFD, err = strconv.Atoi(args[4]); err != nil || c.envFD < 3 {
 		return nil, fmt.Errorf("bad environment descriptor %q", args[4])
 	}
-	c.path = args[5]
-	c.argv = args[6:]
+	if c.statusFD, err = strconv.Atoi(args[5]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD {
+		return nil, fmt.Errorf("bad status descriptor %q", args[5])
+	}
+	c.path = args[6]
+	c.argv = args[7:]
 	return c, nil
 }
 
@@ -152,16 +174,21 @@ func helperMain() {
 	// Every restriction below is per thread; the exec at the end replaces
 	// the process with this thread alone, so nothing unrestricted survives.
 	runtime.LockOSThread()
-	err := helperExec(os.Args)
+	c, err := parseHelperArgs(os.Args)
+	if err == nil {
+		// The status pipe must not reach the command: the exec closes it,
+		// which tells the executor the command started.
+		unix.CloseOnExec(c.statusFD)
+		err = helperExec(c)
+		var errno syscall.Errno
+		errors.As(err, &errno)
+		fmt.Fprintf(os.NewFile(uintptr(c.statusFD), "status"), "%d %v", int(errno), err)
+	}
 	fmt.Fprintf(os.Stderr, "cordon: landlock sandbox: %v\n", err)
 	os.Exit(126)
 }
 
-func helperExec(args []string) error {
-	c, err := parseHelperArgs(args)
-	if err != nil {
-		return err
-	}
+func helperExec(c *helperCommand) error {
 	env, err := readEnv(c.envFD)
 	if err != nil {
 		return err

@@ -178,7 +178,9 @@ type run struct {
 	// envFile holds the command's environment for the sandbox helper
 	// (without cgo only).
 	envFile *os.File
-	guard   *protectguard.Guard
+	// statusR and statusW are the helper's status pipe (without cgo).
+	statusR, statusW *os.File
+	guard            *protectguard.Guard
 	// notes are violations found before the command started and guard
 	// problems, for Result.Violations.
 	notes []string
@@ -194,6 +196,9 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	res, err := procgroup.Run(ctx, r.spec)
 	x.rulesets.release(r.ref)
 	r.closeEnv()
+	if err == nil {
+		err = r.helperFailed()
+	}
 	vs := r.end(ctx)
 	if err != nil {
 		return nil, x.startError(err)
@@ -216,6 +221,11 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	p, err := procgroup.Start(ctx, r.spec)
 	x.rulesets.release(r.ref)
 	r.closeEnv()
+	if err == nil {
+		if err = r.helperFailed(); err != nil {
+			p.Wait()
+		}
+	}
 	if err != nil {
 		r.end(ctx)
 		return nil, x.startError(err)
@@ -315,11 +325,19 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if ref.rs.file != nil {
 		files = append(files, ref.rs.file)
 	}
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		ef.Close()
+		x.rulesets.release(ref)
+		r.end(ctx)
+		return nil, fmt.Errorf("landlock executor: the sandbox helper's status pipe: %w", err)
+	}
+	r.statusR, r.statusW = sr, sw
 	envFD := 3 + len(files)
-	files = append(files, ef)
+	files = append(files, ef, sw)
 	r.spec = &procgroup.Spec{
 		Path:        "/proc/self/exe",
-		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, envFD, executor.Shell, []string{"sh", "-c", req.Command}),
+		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
 		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
@@ -336,6 +354,20 @@ func (r *run) closeEnv() {
 	if r.envFile != nil {
 		r.envFile.Close()
 	}
+	if r.statusW != nil {
+		r.statusW.Close()
+	}
+}
+
+// helperFailed returns the sandbox helper's report, once its status pipe
+// is closed on both ends' writers (the command executed, or the helper
+// exited): nil when the command started, or without a helper.
+func (r *run) helperFailed() error {
+	if r.statusR == nil {
+		return nil
+	}
+	defer r.statusR.Close()
+	return readStatus(r.statusR)
 }
 
 // end runs the guard's repair (even when ctx was cancelled) and returns

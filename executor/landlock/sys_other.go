@@ -5,12 +5,13 @@ package landlock
 import (
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
 )
 
-func helperArgs(rulesetFD int, flags uint32, filter string, envFD int, path string, argv []string) []string {
+func helperArgs(rulesetFD int, flags uint32, filter string, envFD, statusFD int, path string, argv []string) []string {
 	return nil
 }
 
@@ -29,3 +30,5 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 }
 
 func fileID(path string) (dev, ino uint64, ok bool) { return 0, 0, false }
+
+func readStatus(io.Reader) error { return nil }
