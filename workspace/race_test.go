@@ -140,6 +140,7 @@ func TestSwapRace(t *testing.T) {
 		{"directory component", func(t *testing.T, f fixture) (string, string, string, string) {
 			write(t, f.root, "dir/file.txt", "ALLOWED\n")
 			write(t, f.outside, "secret/file.txt", "SECRET\n")
+			write(t, f.outside, "secret/only-secret.txt", "SECRET\n") // a name ListFiles must never show
 			require.NoError(t, os.Symlink(filepath.Join(f.outside, "secret"), filepath.Join(f.root, "alt")))
 			return "dir/file.txt", filepath.Join(f.root, "dir"), filepath.Join(f.root, "alt"), filepath.Join(f.outside, "secret")
 		}},
@@ -165,9 +166,24 @@ func TestSwapRace(t *testing.T) {
 
 			sw := startSwapper(t, a, b, target)
 			var reads, writes raceOutcome
-			var naiveSecret, greps, edits atomic.Int64
+			var naiveSecret, greps, edits, lists atomic.Int64
 			var wg sync.WaitGroup
-			wg.Add(5)
+			wg.Add(6)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < iterations; i++ {
+					r, err := s.ListFiles(ctx, filepath.Dir(path), "", true, 0)
+					if err != nil {
+						continue
+					}
+					lists.Add(1)
+					for _, e := range r.Entries {
+						if strings.Contains(e.Path, "only-secret") {
+							t.Errorf("ListFiles listed the denied directory: %s", e.Path)
+						}
+					}
+				}
+			}()
 			// Each loop runs at least iterations times, and on (up to ten
 			// times longer) until it has seen both outcomes, so an unlucky
 			// schedule cannot make the controls below vacuous.
@@ -229,6 +245,7 @@ func TestSwapRace(t *testing.T) {
 			assert.Positive(t, reads.denied.Load()+reads.changed.Load(), "some reads were refused")
 			assert.Positive(t, naiveSecret.Load(), "control: a naive read of the same path does reach the denied file")
 			assert.Positive(t, greps.Load(), "some greps ran")
+			assert.Positive(t, lists.Load(), "some listings ran")
 			assert.Zero(t, edits.Load(), "no edit found SECRET to replace: it is only in the denied file")
 			t.Logf("swaps %d; reads ok %d denied %d changed %d other %d; writes ok %d denied %d changed %d other %d; naive secret reads %d",
 				sw.swaps.Load(), reads.ok.Load(), reads.denied.Load(), reads.changed.Load(), reads.other.Load(),
