@@ -217,7 +217,7 @@ type run struct {
 	x           *Executor
 	spec        *procgroup.Spec
 	mountPoints []policyderive.Mask
-	guard       *protectguard.Guard
+	guard       *sandboxrun.Guarded
 	// files are closed at the end; status is the read end of
 	// --json-status-fd, statusW its write end.
 	files           []*os.File
@@ -265,25 +265,13 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			Reason: fmt.Sprintf("the sandbox needs %d bwrap arguments (%d masks, %d environment variables), more than bwrap's limit of %d", n, len(pr.Masks), len(req.Env), MaxArgs)}}}
 	}
 
-	if g, err := x.guardFor(req, pl); err != nil {
+	g, err := x.guardFor(req, pl)
+	if err == nil {
+		r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
+	}
+	if err != nil {
 		r.end(ctx, nil)
 		return nil, err
-	} else if g != nil {
-		vs, err := g.Begin(ctx)
-		switch {
-		case err == nil:
-			r.guard = g
-			r.notes = protectguard.Strings(vs)
-		case !x.cfg.BestEffort:
-			r.end(ctx, nil)
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
-				Control: executor.ControlProtect,
-				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
-			}}}
-		default:
-			x.log.Warn("bwrap: protected paths created during the command are not guarded", "err", err)
-			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
-		}
 	}
 	argv, extra, err := r.command(req, opts, env)
 	if err != nil {
@@ -383,14 +371,7 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 		for _, s := range mountPoints.Release(r.mountPoints) {
 			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
 		}
-		if r.guard != nil {
-			vs, err := r.guard.End(context.WithoutCancel(ctx))
-			r.notes = append(r.notes, protectguard.Strings(vs)...)
-			if err != nil {
-				r.x.log.Warn("bwrap: protected-path repair failed", "err", err)
-				r.notes = append(r.notes, "protected-path repair failed: "+err.Error())
-			}
-		}
+		r.notes = append(r.notes, r.guard.End(ctx)...)
 	})
 	return started
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/outbuf"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -298,7 +299,7 @@ type run struct {
 	x     *Executor
 	box   *box
 	dir   string
-	guard *protectguard.Guard
+	guard *sandboxrun.Guarded
 	notes []string
 	once  sync.Once
 }
@@ -350,43 +351,19 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	x.probePath(ctx, b)
 	r := &run{x: x, box: b, dir: dir}
 	g, err := x.guardFor(req, sp)
+	if err == nil {
+		r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
+	}
 	if err != nil {
 		x.release(b)
 		return nil, err
-	}
-	if g != nil {
-		vs, err := g.Begin(ctx)
-		switch {
-		case err == nil:
-			r.guard = g
-			r.notes = protectguard.Strings(vs)
-		case !x.cfg.BestEffort:
-			x.release(b)
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
-				Control: executor.ControlProtect,
-				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
-			}}}
-		default:
-			x.log.Warn("docker: protected paths created during the command are not guarded", "err", err)
-			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
-		}
 	}
 	return r, nil
 }
 
 // end has the guard repair protected paths once the command is over.
 func (r *run) end(ctx context.Context) {
-	r.once.Do(func() {
-		if r.guard == nil {
-			return
-		}
-		vs, err := r.guard.End(context.WithoutCancel(ctx))
-		r.notes = append(r.notes, protectguard.Strings(vs)...)
-		if err != nil {
-			r.x.log.Warn("docker: protected-path repair failed", "err", err)
-			r.notes = append(r.notes, "protected-path repair failed: "+err.Error())
-		}
-	})
+	r.once.Do(func() { r.notes = r.guard.End(ctx) })
 }
 
 // probePath finds out, once, whether the image's /bin/sh exports a PATH

@@ -180,10 +180,8 @@ type run struct {
 	envFile *os.File
 	// statusR and statusW are the helper's status pipe (without cgo).
 	statusR, statusW *os.File
-	guard            *protectguard.Guard
-	// notes are violations found before the command started and guard
-	// problems, for Result.Violations.
-	notes []string
+	// guard is the command's use of the protected-path guard.
+	guard *sandboxrun.Guarded
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -259,23 +257,12 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		x.log.Debug("landlock: running in best effort despite gaps", "gaps", len(pl.blocking))
 	}
 	r := &run{x: x}
-	if g, err := x.guardFor(req, pl); err != nil {
+	g, err := x.guardFor(req, pl)
+	if err != nil {
 		return nil, err
-	} else if g != nil {
-		vs, err := g.Begin(ctx)
-		switch {
-		case err == nil:
-			r.guard = g
-			r.notes = protectguard.Strings(vs)
-		case !x.cfg.BestEffort:
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
-				Control: executor.ControlProtect,
-				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
-			}}}
-		default:
-			x.log.Warn("landlock: protected paths are not guarded for this command", "err", err)
-			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
-		}
+	}
+	if r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
+		return nil, err
 	}
 	key := pl.key()
 	ref, built, err := x.rulesets.acquire(key, func() (*ruleset, error) { return newRuleset(pl, x.log) })
@@ -372,19 +359,7 @@ func (r *run) helperFailed() error {
 
 // end runs the guard's repair (even when ctx was cancelled) and returns
 // the violations for the Result.
-func (r *run) end(ctx context.Context) []string {
-	notes := r.notes
-	if r.guard == nil {
-		return notes
-	}
-	vs, err := r.guard.End(context.WithoutCancel(ctx))
-	notes = append(notes, protectguard.Strings(vs)...)
-	if err != nil {
-		r.x.log.Warn("landlock: protected-path repair failed", "err", err)
-		notes = append(notes, "protected-path repair failed: "+err.Error())
-	}
-	return notes
-}
+func (r *run) end(ctx context.Context) []string { return r.guard.End(ctx) }
 
 func (x *Executor) startError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

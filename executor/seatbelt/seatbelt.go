@@ -238,13 +238,11 @@ func (x *Executor) Close() error {
 
 // run is one prepared command: its spec, plan and guard.
 type run struct {
-	x     *Executor
-	pl    *plan
-	spec  *procgroup.Spec
-	guard *protectguard.Guard
-	// notes are violations found before the command started and guard
-	// problems, for Result.Violations.
-	notes []string
+	x    *Executor
+	pl   *plan
+	spec *procgroup.Spec
+	// guard is the command's use of the protected-path guard.
+	guard *sandboxrun.Guarded
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -339,23 +337,12 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, err
 	}
 	r := &run{x: x, pl: pl}
-	if g, err := x.guardFor(req, pl); err != nil {
+	g, err := x.guardFor(req, pl)
+	if err != nil {
 		return nil, err
-	} else if g != nil {
-		vs, err := g.Begin(ctx)
-		switch {
-		case err == nil:
-			r.guard = g
-			r.notes = protectguard.Strings(vs)
-		case !x.cfg.BestEffort:
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{
-				Control: executor.ControlProtect,
-				Reason:  fmt.Sprintf("the protected-path guard cannot watch %s: %v", strings.Join(g.Trees(), ", "), err),
-			}}}
-		default:
-			x.log.Warn("seatbelt: protected paths are not guarded for this command", "err", err)
-			r.notes = []string{"protected paths were not guarded (best effort): " + err.Error()}
-		}
+	}
+	if r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
+		return nil, err
 	}
 	limit := req.OutputLimit
 	if limit == 0 {
@@ -412,19 +399,7 @@ func (x *Executor) planFor(ctx context.Context, req *executor.Request) (*plan, e
 
 // end runs the guard's repair (even when ctx was cancelled) and returns
 // the violations for the Result.
-func (r *run) end(ctx context.Context) []string {
-	notes := r.notes
-	if r.guard == nil {
-		return notes
-	}
-	vs, err := r.guard.End(context.WithoutCancel(ctx))
-	notes = append(notes, protectguard.Strings(vs)...)
-	if err != nil {
-		r.x.log.Warn("seatbelt: protected-path repair failed", "err", err)
-		notes = append(notes, "protected-path repair failed: "+err.Error())
-	}
-	return notes
-}
+func (r *run) end(ctx context.Context) []string { return r.guard.End(ctx) }
 
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
