@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -112,8 +113,8 @@ func (x *Executor) describe() executor.Capabilities {
 	if err == nil {
 		var pl *plan
 		if pl, err = newPlan(pr, f.disableUserns); err == nil {
-			caps.Gaps = groupedGaps(pl.looser)
-			if s := stricterNotes(pl.fidelity); s != "" {
+			caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
+			if s := sandboxrun.StricterNotes(pl.fidelity); s != "" {
 				caps.Info["stricter"] = strings.ReplaceAll(s, dir, "<root>")
 			}
 		}
@@ -132,13 +133,4 @@ func (x *Executor) describe() executor.Capabilities {
 		}
 	}
 	return caps
-}
-
-// stricterNotes returns the stricter elements, one line each.
-func stricterNotes(f *policyderive.Fidelity) string {
-	var out []string
-	for _, e := range f.Stricter() {
-		out = append(out, e.Subject+": "+e.Detail)
-	}
-	return strings.Join(out, "; ")
 }

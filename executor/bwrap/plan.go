@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -70,7 +71,6 @@ var kinds = map[string]opKind{
 // each start, the fidelity assessment, and the trees the protected-path
 // guard watches. Plans are cached by profile key; they are immutable.
 type plan struct {
-	key     string
 	options []option
 	// checks are the indexes of options with check set.
 	checks []int
@@ -83,11 +83,10 @@ type plan struct {
 	placeholders map[string]policyderive.Mask
 
 	fidelity *policyderive.Fidelity
-	// gaps are every looser element, inherent ones included; blocking
-	// the ones strict mode refuses.
-	gaps, blocking []executor.Gap
-	looser         []policyderive.Element
-	guardTrees     []string
+	// blocking are the looser elements strict mode refuses.
+	blocking   []executor.Gap
+	looser     []policyderive.Element
+	guardTrees []string
 }
 
 // UnknownOptionError reports a renderer argument the executor does not
@@ -112,7 +111,7 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{key: pr.Key(), options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}}
+	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}}
 	for i, op := range ops {
 		if op.check {
 			pl.checks = append(pl.checks, i)
@@ -224,75 +223,8 @@ func assess(pl *plan, pr *policyderive.Profile) {
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}
 	pl.looser = fid.Looser()
-	for _, e := range pl.looser {
-		pl.gaps = append(pl.gaps, gapOf(e))
-	}
-	for _, e := range fid.Blocking() {
-		pl.blocking = append(pl.blocking, gapOf(e))
-	}
-	for _, a := range pr.Write {
-		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
-			pl.guardTrees = append(pl.guardTrees, a.Path)
-		}
-	}
-}
-
-func gapOf(e policyderive.Element) executor.Gap {
-	reason := e.Subject + ": " + e.Detail
-	if e.Reason != "" {
-		reason += " (" + e.Reason + ")"
-	}
-	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
-		reason += "; to proceed: " + e.Remedy
-	}
-	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
-}
-
-// groupedGaps returns one gap per control; elements with the same detail
-// pattern and reason are merged into one sentence (every protect
-// pattern's "created while the command runs" element, for instance).
-func groupedGaps(els []policyderive.Element) []executor.Gap {
-	type group struct {
-		control string
-		els     []policyderive.Element
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	for _, e := range els {
-		k := e.Control + "\x00" + e.Reason
-		if byKey[k] == nil {
-			byKey[k] = &group{control: e.Control}
-			groups = append(groups, byKey[k])
-		}
-		byKey[k].els = append(byKey[k].els, e)
-	}
-	var out []executor.Gap
-	index := map[string]int{}
-	for _, g := range groups {
-		reason := gapOf(g.els[0]).Reason
-		if len(g.els) > 1 {
-			var subjects []string
-			for _, e := range g.els {
-				subjects = append(subjects, e.Subject)
-			}
-			first := g.els[0]
-			detail := first.Detail
-			if first.Rule != "" {
-				detail = strings.Replace(detail, strings.TrimPrefix(first.Subject, first.Rule+" "), "them", 1)
-			}
-			reason = strings.Join(subjects, ", ") + ": " + detail
-			if first.Reason != "" {
-				reason += " (" + first.Reason + ")"
-			}
-		}
-		if i, ok := index[g.control]; ok {
-			out[i].Reason += "; " + reason
-			continue
-		}
-		index[g.control] = len(out)
-		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
-	}
-	return out
+	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	pl.guardTrees = sandboxrun.WritableTrees(pr)
 }
 
 // within reports whether p is dir or lies below it; both absolute and

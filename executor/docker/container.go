@@ -21,6 +21,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -39,10 +40,10 @@ type spec struct {
 	// bind, does not exist now: the runtime would fail or create it.
 	vanished []int
 
-	fidelity       *policyderive.Fidelity
-	gaps, blocking []executor.Gap
-	looser         []policyderive.Element
-	guardTrees     []string
+	fidelity   *policyderive.Fidelity
+	blocking   []executor.Gap
+	looser     []policyderive.Element
+	guardTrees []string
 }
 
 // box is one container of the executor.
@@ -344,28 +345,8 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}
 	sp.looser = fid.Looser()
-	for _, e := range sp.looser {
-		sp.gaps = append(sp.gaps, gapOf(e))
-	}
-	for _, e := range fid.Blocking() {
-		sp.blocking = append(sp.blocking, gapOf(e))
-	}
-	for _, a := range pr.Write {
-		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
-			sp.guardTrees = append(sp.guardTrees, a.Path)
-		}
-	}
-}
-
-func gapOf(e policyderive.Element) executor.Gap {
-	reason := e.Subject + ": " + e.Detail
-	if e.Reason != "" {
-		reason += " (" + e.Reason + ")"
-	}
-	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
-		reason += "; to proceed: " + e.Remedy
-	}
-	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
+	sp.blocking = sandboxrun.Gaps(fid.Blocking())
+	sp.guardTrees = sandboxrun.WritableTrees(pr)
 }
 
 // create makes and starts the container of sp.

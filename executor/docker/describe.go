@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"os"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -111,8 +111,8 @@ func (x *Executor) describe() executor.Capabilities {
 	if err == nil {
 		var sp *spec
 		if sp, err = x.specFor(pr, policy.Coding.Policy()); err == nil {
-			caps.Gaps = groupedGaps(sp.looser)
-			if s := stricterNotes(sp.fidelity); s != "" {
+			caps.Gaps = sandboxrun.GroupedGaps(sp.looser)
+			if s := sandboxrun.StricterNotes(sp.fidelity); s != "" {
 				caps.Info["stricter"] = strings.ReplaceAll(s, dir, "<root>")
 			}
 		}
@@ -132,60 +132,4 @@ func (x *Executor) describe() executor.Capabilities {
 		}
 	}
 	return caps
-}
-
-// groupedGaps returns one gap per control; elements with the same detail
-// pattern and reason are merged into one sentence (every protect
-// pattern's "created while the command runs" element, for instance).
-func groupedGaps(els []policyderive.Element) []executor.Gap {
-	type group struct {
-		control string
-		els     []policyderive.Element
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	for _, e := range els {
-		k := e.Control + "\x00" + e.Reason
-		if byKey[k] == nil {
-			byKey[k] = &group{control: e.Control}
-			groups = append(groups, byKey[k])
-		}
-		byKey[k].els = append(byKey[k].els, e)
-	}
-	var out []executor.Gap
-	index := map[string]int{}
-	for _, g := range groups {
-		reason := gapOf(g.els[0]).Reason
-		if len(g.els) > 1 {
-			var subjects []string
-			for _, e := range g.els {
-				subjects = append(subjects, e.Subject)
-			}
-			first := g.els[0]
-			detail := first.Detail
-			if first.Rule != "" {
-				detail = strings.Replace(detail, strings.TrimPrefix(first.Subject, first.Rule+" "), "them", 1)
-			}
-			reason = strings.Join(subjects, ", ") + ": " + detail
-			if first.Reason != "" {
-				reason += " (" + first.Reason + ")"
-			}
-		}
-		if i, ok := index[g.control]; ok {
-			out[i].Reason += "; " + reason
-			continue
-		}
-		index[g.control] = len(out)
-		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
-	}
-	return out
-}
-
-// stricterNotes returns the stricter elements, one line each.
-func stricterNotes(f *policyderive.Fidelity) string {
-	var out []string
-	for _, e := range f.Stricter() {
-		out = append(out, fmt.Sprintf("%s: %s", e.Subject, e.Detail))
-	}
-	return strings.Join(out, "; ")
 }

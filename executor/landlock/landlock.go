@@ -480,7 +480,7 @@ func (x *Executor) describe() executor.Capabilities {
 		return caps
 	}
 	pl := assess(pr.WithTmpDir(x.tmp), x.feat, x.cfg)
-	caps.Gaps = groupedGaps(pl.looser)
+	caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
 	for i := range caps.Gaps {
 		if caps.Gaps[i].Control == executor.ControlFSNewFiles {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command (protected ones are removed by the guard when it ends)"
@@ -491,7 +491,7 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Enforced = append(caps.Enforced, c)
 		}
 	}
-	if s := stricterNotes(pl.fidelity); s != "" {
+	if s := sandboxrun.StricterNotes(pl.fidelity); s != "" {
 		caps.Info["stricter"] = s
 	}
 	if len(pl.blocking) > 0 {

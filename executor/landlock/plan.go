@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -186,72 +187,10 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		Remedy: "use the bwrap or docker backend"})
 
 	pl.looser = fid.Looser()
-	for _, e := range pl.looser {
-		pl.gaps = append(pl.gaps, gapOf(e))
-	}
-	for _, e := range fid.Blocking() {
-		pl.blocking = append(pl.blocking, gapOf(e))
-	}
-	for _, a := range pr.Write {
-		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
-			pl.guardTrees = append(pl.guardTrees, a.Path)
-		}
-	}
+	pl.gaps = sandboxrun.Gaps(pl.looser)
+	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	pl.guardTrees = sandboxrun.WritableTrees(pr)
 	return pl
-}
-
-func gapOf(e policyderive.Element) executor.Gap {
-	reason := e.Subject + ": " + e.Detail
-	if e.Reason != "" {
-		reason += " (" + e.Reason + ")"
-	}
-	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
-}
-
-// groupedGaps returns one gap per control, elements with the same reason
-// merged into one sentence (every protect pattern's "created while the
-// command runs" element, for instance).
-func groupedGaps(els []policyderive.Element) []executor.Gap {
-	type group struct {
-		control string
-		els     []policyderive.Element
-	}
-	var groups []*group
-	byKey := map[string]*group{}
-	for _, e := range els {
-		k := e.Control + "\x00" + e.Reason
-		if byKey[k] == nil {
-			byKey[k] = &group{control: e.Control}
-			groups = append(groups, byKey[k])
-		}
-		byKey[k].els = append(byKey[k].els, e)
-	}
-	var out []executor.Gap
-	index := map[string]int{}
-	for _, g := range groups {
-		reason := gapOf(g.els[0]).Reason
-		if len(g.els) > 1 {
-			var subjects []string
-			for _, e := range g.els {
-				subjects = append(subjects, e.Subject)
-			}
-			detail := g.els[0].Detail
-			if e := g.els[0]; e.Rule != "" {
-				detail = strings.Replace(detail, strings.TrimPrefix(e.Subject, e.Rule+" "), "them", 1)
-			}
-			reason = strings.Join(subjects, ", ") + ": " + detail
-			if g.els[0].Reason != "" {
-				reason += " (" + g.els[0].Reason + ")"
-			}
-		}
-		if i, ok := index[g.control]; ok {
-			out[i].Reason += "; " + reason
-			continue
-		}
-		index[g.control] = len(out)
-		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
-	}
-	return out
 }
 
 // withoutProtectMasks returns pr without the read-only masks and
@@ -286,13 +225,4 @@ func namesSocket(pr *policyderive.Profile) bool {
 		}
 	}
 	return false
-}
-
-// stricterNotes returns the stricter elements, one line each.
-func stricterNotes(f *policyderive.Fidelity) string {
-	var out []string
-	for _, e := range f.Stricter() {
-		out = append(out, e.Subject+": "+e.Detail)
-	}
-	return strings.Join(out, "; ")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -77,13 +78,13 @@ func (x *Executor) describe() executor.Capabilities {
 		caps.Info["error"] = "assessing a sample profile: " + err.Error()
 		return caps
 	}
-	caps.Gaps = groupedGaps(pl.looser)
+	caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)
 		}
 	}
-	if s := stricterNotes(pl.fidelity); s != "" {
+	if s := sandboxrun.StricterNotes(pl.fidelity); s != "" {
 		caps.Info["stricter"] = strings.ReplaceAll(s, dir, "<root>") +
 			"; no Mach service may be looked up, so programs that ask a system daemon (user and group names through opendirectoryd, the keychain, preferences) fail or fall back"
 	}

@@ -1,21 +1,18 @@
 package seatbelt
 
 import (
-	"strings"
-
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
-// plan is what Run enforces for one derived profile: the rendered SBPL
-// text and parameters, the validated sandbox-exec command line without
-// the command, the fidelity assessment and the trees the protected-path
+// plan is what Run enforces for one derived profile: the validated
+// sandbox-exec command line without the command (the rendered SBPL text
+// and parameters in it), the fidelity assessment and the trees the protected-path
 // guard watches. Plans are pure data, computed by assess without system
 // calls, cached by profile key and immutable.
 type plan struct {
-	key    string
-	text   string
-	params []string
+	key string
 	// prefix is Argv's result up to /bin/sh.
 	prefix []string
 	// fidelity is the renderer's report with this backend's additions.
@@ -58,52 +55,8 @@ func assess(program string, pr *policyderive.Profile) (*plan, error) {
 		Reason: "the profile allows sysctl-read, which a shell and most programs need to start",
 		Remedy: "use the docker backend"})
 
-	pl := &plan{key: pr.Key(), text: text, params: params, prefix: prefix, fidelity: fid, looser: fid.Looser()}
-	for _, e := range fid.Blocking() {
-		pl.blocking = append(pl.blocking, gapOf(e))
-	}
-	for _, a := range pr.Write {
-		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
-			pl.guardTrees = append(pl.guardTrees, a.Path)
-		}
-	}
+	pl := &plan{key: pr.Key(), prefix: prefix, fidelity: fid, looser: fid.Looser()}
+	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	pl.guardTrees = sandboxrun.WritableTrees(pr)
 	return pl, nil
-}
-
-func gapOf(e policyderive.Element) executor.Gap {
-	reason := e.Subject + ": " + e.Detail
-	if e.Reason != "" {
-		reason += " (" + e.Reason + ")"
-	}
-	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
-}
-
-// groupedGaps returns one gap per control, in the order the controls
-// first appear, the reasons of its elements joined.
-func groupedGaps(els []policyderive.Element) []executor.Gap {
-	var out []executor.Gap
-	index := map[string]int{}
-	for _, e := range els {
-		g := gapOf(e)
-		if i, ok := index[e.Control]; ok {
-			out[i].Reason += "; " + g.Reason
-			continue
-		}
-		index[e.Control] = len(out)
-		out = append(out, g)
-	}
-	return out
-}
-
-// stricterNotes returns the stricter elements, one clause each.
-func stricterNotes(f *policyderive.Fidelity) string {
-	var out []string
-	for _, e := range f.Stricter() {
-		s := e.Subject + ": " + e.Detail
-		if e.Reason != "" {
-			s += " (" + e.Reason + ")"
-		}
-		out = append(out, s)
-	}
-	return strings.Join(out, "; ")
 }

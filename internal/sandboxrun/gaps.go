@@ -1,0 +1,105 @@
+package sandboxrun
+
+import (
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// Gap turns a fidelity element into the gap an executor reports: what is
+// not enforced, why, and for a looser element strict mode refuses, what
+// to do to proceed.
+func Gap(e policyderive.Element) executor.Gap {
+	reason := e.Subject + ": " + e.Detail
+	if e.Reason != "" {
+		reason += " (" + e.Reason + ")"
+	}
+	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
+		reason += "; to proceed: " + e.Remedy
+	}
+	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
+}
+
+// Gaps turns elements into gaps, one each.
+func Gaps(els []policyderive.Element) []executor.Gap {
+	out := make([]executor.Gap, 0, len(els))
+	for _, e := range els {
+		out = append(out, Gap(e))
+	}
+	return out
+}
+
+// GroupedGaps turns elements into one gap per control, for Describe:
+// elements that share a control and a reason (one per rule of a
+// protect list, say) are named together with their detail once.
+func GroupedGaps(els []policyderive.Element) []executor.Gap {
+	type group struct {
+		control string
+		els     []policyderive.Element
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	for _, e := range els {
+		k := e.Control + "\x00" + e.Reason
+		if byKey[k] == nil {
+			byKey[k] = &group{control: e.Control}
+			groups = append(groups, byKey[k])
+		}
+		byKey[k].els = append(byKey[k].els, e)
+	}
+	var out []executor.Gap
+	index := map[string]int{}
+	for _, g := range groups {
+		reason := Gap(g.els[0]).Reason
+		if len(g.els) > 1 {
+			var subjects []string
+			for _, e := range g.els {
+				subjects = append(subjects, e.Subject)
+			}
+			first := g.els[0]
+			detail := first.Detail
+			if first.Rule != "" {
+				detail = strings.Replace(detail, strings.TrimPrefix(first.Subject, first.Rule+" "), "them", 1)
+			}
+			reason = strings.Join(subjects, ", ") + ": " + detail
+			if first.Reason != "" {
+				reason += " (" + first.Reason + ")"
+			}
+		}
+		if i, ok := index[g.control]; ok {
+			out[i].Reason += "; " + reason
+			continue
+		}
+		index[g.control] = len(out)
+		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
+	}
+	return out
+}
+
+// StricterNotes lists what a rendering forbids beyond the policy, for
+// Describe's Info["stricter"].
+func StricterNotes(f *policyderive.Fidelity) string {
+	var out []string
+	for _, e := range f.Stricter() {
+		s := e.Subject + ": " + e.Detail
+		if e.Reason != "" {
+			s += " (" + e.Reason + ")"
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, "; ")
+}
+
+// WritableTrees returns the existing directories pr grants writes to
+// (pseudo-devices and files left out): the trees the protected-path
+// guard watches.
+func WritableTrees(pr *policyderive.Profile) []string {
+	var out []string
+	for _, a := range pr.Write {
+		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
+			out = append(out, a.Path)
+		}
+	}
+	return out
+}
