@@ -36,6 +36,10 @@ type reResult struct {
 	re    string
 	exact bool
 	ok    bool
+	// whole is set for a glob that is a lone "**": it matches the anchor
+	// itself and everything below it, which no regex placed after the
+	// anchor's "/" can say; re is then empty.
+	whole bool
 }
 
 // safeLiteral reports whether the ASCII byte c can stand for itself.
@@ -113,7 +117,7 @@ func globRegex(glob string, mode reMode) reResult {
 		segs = append(segs, seg)
 	}
 	if len(segs) == 1 && segs[0] == "**" {
-		return reResult{re: "[^/]+", exact: true, ok: true} // everything below the anchor
+		return reResult{exact: true, ok: true, whole: true}
 	}
 	var b strings.Builder
 	res := reResult{exact: true, ok: true}
@@ -209,8 +213,8 @@ func segRegex(seg string, mode reMode) reResult {
 					b.WriteByte('|')
 				}
 				r := globRegex(alt, mode)
-				if !r.ok {
-					return reResult{}
+				if !r.ok || r.whole {
+					return reResult{} // a "**" alternative: not translated
 				}
 				res.exact = res.exact && r.exact
 				b.WriteString(r.re)

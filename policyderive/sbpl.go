@@ -248,6 +248,10 @@ func (s *sbplBuilder) region(i int, r Rule, mode reMode) (string, reResult) {
 	if !base.ok || !g.ok {
 		return s.fallback(r, mode)
 	}
+	if g.whole {
+		// "x/**" is x and everything below it.
+		return `(regex #"^` + base.re + `(/|$)")`, reResult{exact: base.exact, ok: true}
+	}
 	return `(regex #"^` + base.re + `/` + g.re + `(/|$)")`, reResult{exact: base.exact && g.exact, ok: true}
 }
 

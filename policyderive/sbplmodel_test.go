@@ -48,7 +48,7 @@ func TestSBPLRenderedProfile(t *testing.T) {
 	sh, err := filepath.EvalSymlinks("/bin/sh") // Seatbelt sees resolved paths
 	require.NoError(t, err)
 	p := policy.Coding.Policy()
-	p.DeniedPaths = []string{".env*"}
+	p.DeniedPaths = []string{".env*", "secrets/**"}
 	allows := eval(t, p)
 	cases := []struct {
 		op, path string
@@ -58,6 +58,9 @@ func TestSBPLRenderedProfile(t *testing.T) {
 		{"file-read-data", filepath.Join(root, ".env.new"), false}, // created after the start
 		{"file-read-data", filepath.Join(root, "a", "b", ".env"), false},
 		{"file-read-data", filepath.Join(root, "a", "b", "env"), true},
+		{"file-read-data", filepath.Join(root, "secrets"), false}, // "x/**" is x too
+		{"file-read-data", filepath.Join(root, "secrets", "key"), false},
+		{"file-read-data", filepath.Join(root, "secretsx"), true},
 		{"file-write-data", filepath.Join(root, "a", "b", "new.go"), true},
 		{"file-write-create", filepath.Join(root, "a", "b", ".git", "hooks", "pre-commit"), false}, // a nested repository, later
 		{"file-write-create", filepath.Join(root, ".git", "hooks", "post-checkout"), false},

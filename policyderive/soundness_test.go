@@ -104,6 +104,7 @@ func genPolicy(t *rapid.T, w *world) *policy.Policy {
 		".env*", "secrets", "secrets/", "*.pem", "~/.ssh", w.home + "/notes", w.out + "/data.txt", "a/b", "**/config",
 		"src/*.key", "*.key", "[ab]", "{a,b}/x", "dat?", "q\"u'o te", `w\*\[e(i)r$d`, "w*[(]i)r$d", "\xff*", "ünï", "**/hooks", w.sys + "/etc/.env",
 		"src", "notes", "~/notes/private", "~/missing/file", "ws-missing/x", "new.txt", ".git/info",
+		"src/**", "~/.ssh/**", "src/**/*.key", w.out + "/**",
 	}
 	for _, s := range pats {
 		if rapid.IntRange(0, 5).Draw(t, "deny "+s) == 0 {
