@@ -31,9 +31,9 @@ func fsCases() []*caseDef {
 		iso("system-paths", "system paths are readable and executable", executor.ControlFSRead, Allowed,
 			"the probe reads /bin/sh and /etc/passwd (non-empty) and lists /usr/bin; a nested /bin/sh runs and returns its exit status", caseSystemPaths),
 		iso("denied-paths", "a denied_paths match (.env*) is unreadable and unwritable at depth 0 and depth 5", executor.ControlFSRead, Denied,
-			"the probe reads root/.env and root/a/b/c/d/e/.env.local and overwrites root/.env; no token in the output, both files unchanged on the host. Twin: the same policy without denied_paths", caseDeniedPaths),
+			"the probe reads root/.env and root/a/b/c/d/e/.env.local and overwrites root/.env; no token in the output, both files unchanged on the host, while root/a/b/c/d/e/env.txt, which no rule denies, is read (else a setup error). Twin: the same policy without denied_paths", caseDeniedPaths),
 		iso("denied-new-file", "a denied_paths match created while the command runs is unreadable", executor.ControlFSNewFiles, Denied,
-			"the host creates root/late/.env.late after the command started; the probe then reads it; its token must not appear. Twin: without denied_paths", caseDeniedNewFile),
+			"the host creates root/late/.env.late after the command started; the probe then reads it; its token must not appear (a command whose start never reaches the host is a setup error). Twin: without denied_paths", caseDeniedNewFile),
 		iso("symlink-escape", "a symlink inside the root to an outside file or directory gives no access", executor.ControlFSRead, Denied,
 			"the probe reads and writes through root/link-file → outside/canary.txt and root/link-dir → outside/; no token in the output, outside/ unchanged. Twin: a writable grant for outside/", caseSymlinkEscape),
 		iso("dotdot-escape", "`..` routes out of the root give no access", executor.ControlFSRead, Denied,
@@ -51,7 +51,7 @@ func fsCases() []*caseDef {
 		iso("trusted-read-outside", "trusted mode reads outside the root", executor.ControlFSRead, Allowed,
 			"under mode trusted the probe reads outside/canary.txt and ~/.ssh/id_rsa; both tokens appear", caseTrustedRead),
 		iso("trusted-denied-paths", "trusted mode still hides denied paths", executor.ControlFSRead, Denied,
-			"under mode trusted with denied_paths [.env*, <outside>/private] the probe reads ~/.env, outside/private/key.txt and root/sub/.env.production; no token appears. Twin: trusted without denied_paths", caseTrustedDenied),
+			"under mode trusted with denied_paths [.env*, <outside>/private] the probe reads ~/.env, outside/private/key.txt and root/sub/.env.production; no token appears, while outside/public/key.txt, which no rule denies, is read (else a setup error). Twin: trusted without denied_paths", caseTrustedDenied),
 	}
 }
 
@@ -158,10 +158,27 @@ func caseDeniedPaths(c *caseRun) {
 	t0, t5 := token("env0"), token("env5")
 	c.mustWrite(f0, "SECRET="+t0+"\n")
 	c.mustWrite(f5, "SECRET="+t5+"\n")
-	cmd := c.probes([]string{"read", f0, f5}, []string{"write", f0, token("overwrite")})
+	sib, ts := filepath.Join(c.fx.root, "a", "b", "c", "d", "e", "env.txt"), token("sibling")
+	c.mustWrite(sib, ts+"\n")
+	cmd := c.probes([]string{"read", f0, f5, sib}, []string{"write", f0, token("overwrite")})
 	p := c.coding()
 	p.DeniedPaths = []string{".env*"}
-	c.isolate(anyOf(tokensShown(t0, t5), changed(f0, f5)), c.act(cmd, p), c.twinPolicy("coding without denied_paths", cmd, c.coding()))
+	c.isolate(undeniedShown(anyOf(tokensShown(t0, t5), changed(f0, f5)), sib, ts), c.act(cmd, p), c.twinPolicy("coding without denied_paths", cmd, c.coding()))
+}
+
+// undeniedShown wraps obs so that every attempt must also have read path,
+// which no rule denies, and shown its token: a sandbox that hides more
+// than the denied paths (the whole workspace, say) proves nothing.
+func undeniedShown(obs observer, path, tok string) observer {
+	return func(c *caseRun) func(*executor.Result) (bool, string) {
+		check := obs(c)
+		return func(res *executor.Result) (bool, string) {
+			if took, _ := tokensShown(tok)(c)(res); !took {
+				c.setupf("%s, which no rule denies, was not readable either: the sandbox hides more than the denied paths, so the denial proves nothing", path)
+			}
+			return check(res)
+		}
+	}
 }
 
 func caseDeniedNewFile(c *caseRun) {
@@ -190,7 +207,9 @@ func caseDeniedNewFile(c *caseRun) {
 		tok = ""
 		return func(res *executor.Result) (bool, string) {
 			if tok == "" {
-				return false, "the command never signalled that it started"
+				// Its write to the root never reached the host: the
+				// sandbox hid the workspace, or the command did not run.
+				c.setupf("the command never signalled on the host that it started, so the late file was never created")
 			}
 			return tokensShown(tok)(c)(res)
 		}
@@ -312,8 +331,10 @@ func caseTrustedDenied(c *caseRun) {
 		paths = append(paths, p)
 		toks = append(toks, tok)
 	}
-	cmd := c.probeCmd(append([]string{"read"}, paths...)...)
+	sib, ts := filepath.Join(c.fx.outside, "public", "key.txt"), token("public")
+	c.mustWrite(sib, ts+"\n")
+	cmd := c.probeCmd(append([]string{"read", sib}, paths...)...)
 	p := c.policyFor(policy.Trusted)
 	p.DeniedPaths = []string{".env*", filepath.Join(c.fx.outside, "private")}
-	c.isolate(tokensShown(toks...), c.act(cmd, p), c.twinPolicy("trusted without denied_paths", cmd, c.policyFor(policy.Trusted)))
+	c.isolate(undeniedShown(tokensShown(toks...), sib, ts), c.act(cmd, p), c.twinPolicy("trusted without denied_paths", cmd, c.policyFor(policy.Trusted)))
 }

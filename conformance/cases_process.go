@@ -67,22 +67,24 @@ func processCases() []*caseDef {
 
 func caseHostProcess(c *caseRun) {
 	if _, err := os.Stat("/proc/self/mem"); err != nil {
-		c.unsupportedf("this system has no /proc/PID/mem (%v): the route this case tries does not exist", err)
-		return
+		c.unsupportedf("this system has no /proc/PID/mem (%v): the route this case tries does not exist", err) // ends the case
 	}
 	env, err := os.ReadFile("/proc/self/environ")
 	if err != nil || len(env) == 0 {
-		c.setupf("the host's /proc/self/environ is unreadable or empty (%v): nothing to look for", err)
-		return
+		c.setupf("the host's /proc/self/environ is unreadable or empty (%v): nothing to look for", err) // ends the case
 	}
 	envSum := sha256.Sum256(env)
 	envHash := hex.EncodeToString(envSum[:])
-	token := make([]byte, 32)
-	copy(token, "cordon-host-memory-")
+	// On the heap and pinned: a stack buffer moves when the goroutine's
+	// stack grows, and its old copy would be what a read finds.
+	token := new([32]byte)
+	var pin runtime.Pinner
+	pin.Pin(token)
+	defer pin.Unpin()
+	copy(token[:], "cordon-host-memory-")
 	_, _ = rand.Read(token[19:])
-	tokenHex := hex.EncodeToString(token)
-	addr := uintptr(unsafe.Pointer(&token[0]))
-	defer runtime.KeepAlive(token)
+	tokenHex := hex.EncodeToString(token[:])
+	addr := uintptr(unsafe.Pointer(token))
 
 	host := strconv.Itoa(os.Getpid())
 	var inv [][]string

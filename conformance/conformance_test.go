@@ -378,3 +378,34 @@ func TestCheckRefuserNeverPasses(t *testing.T) {
 		})
 	}
 }
+
+// hider hides the whole workspace root whenever the policy has denied
+// paths (it runs the command with the root swapped for an empty
+// directory): the .env files are unreadable, but so is everything else.
+// Such a sandbox must not pass the denied-paths cases.
+type hider struct{ t *testing.T }
+
+func (h hider) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	r := *req
+	if len(req.Policy.DeniedPaths) > 0 {
+		empty := h.t.TempDir()
+		r.Command = string(bytes.ReplaceAll([]byte(req.Command), []byte(req.Root), []byte(empty)))
+		r.Dir = empty
+	}
+	return executor.NewLocal().Run(ctx, &r)
+}
+
+func TestCheckHidingEverythingIsSetupError(t *testing.T) {
+	cases := []string{"denied-paths", "denied-new-file", "trusted-denied-paths"}
+	rep, err := conformance.Check(t.Context(), func() (executor.Executor, error) { return hider{t}, nil }, conformance.Select(cases...))
+	require.NoError(t, err)
+	logReport(t, rep)
+	require.Len(t, rep.Cases, len(cases))
+	for _, c := range rep.Cases {
+		assert.False(t, c.Passed, "%s passed on a sandbox that hides the whole workspace", c.ID)
+		assert.True(t, c.Failed, c.ID)
+		if c.ID != "trusted-denied-paths" { // there the fake also leaks outside the root
+			assert.Equal(t, conformance.SetupError, c.Outcome, c.ID)
+		}
+	}
+}

@@ -28,6 +28,8 @@ import (
 // exit status. Actions:
 //
 //	read PATH...                   read files; Data, Size, SHA256
+//	readat PATH OFFSET LEN         read LEN bytes at OFFSET (a /proc/PID/mem);
+//	                               Data is their hex
 //	write PATH CONTENT             create or truncate, then write
 //	append PATH CONTENT            append (create if missing)
 //	truncate PATH                  truncate(2) to 0 bytes
