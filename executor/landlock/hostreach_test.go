@@ -127,7 +127,11 @@ func TestEnvironmentNotOnCommandLine(t *testing.T) {
 	assert.NotContains(t, out, "SEEN", "a command's environment appeared on a command line")
 	assert.Contains(t, out, "done", "the watcher ran")
 
+	// The twin stays alive until the watcher has had its chance.
 	twin := "cordon-argv-twin-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	out = try(t, twin, func() { run(t, x, w.req("sleep 0.05 # "+twin, nil)) })
+	holder, err := x.Start(context.Background(), w.req("sleep 30; : "+twin, nil)) // the shell stays to run ":"
+	require.NoError(t, err)
+	defer holder.Kill()
+	out = try(t, twin, func() { time.Sleep(10 * time.Millisecond) })
 	assert.Contains(t, out, "SEEN", "control: the watcher sees a marker on a command line")
 }
