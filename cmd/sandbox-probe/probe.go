@@ -134,6 +134,12 @@ func (a *app) runDefault(ctx context.Context, o *probeOptions) error {
 		}
 	}
 	rep := detect(ctx, a.backendOptions(o.bestEffort))
+	// A backend named on the command line that cannot run here is a setup
+	// error, reported before anything reaches stdout.
+	named, _ := parseBackends(o.backends)
+	if err := unavailableNamed(named, rep.Backends); err != nil {
+		return err
+	}
 	if !o.json {
 		a.printDetect(rep)
 		fmt.Fprintln(a.stdout)
@@ -148,6 +154,24 @@ func (a *app) runDefault(ctx context.Context, o *probeOptions) error {
 		return failedf("no OS sandbox backend is usable on this host (see detect's reasons and fixes)")
 	}
 	return a.runProbe(ctx, o, rep)
+}
+
+// unavailableNamed returns the setup error for the first backend of list
+// that avs says cannot run here, or nil.
+func unavailableNamed(list []*backend, avs []*availability) error {
+	for _, b := range list {
+		for _, av := range avs {
+			if av.Name != b.name || av.Available {
+				continue
+			}
+			msg := fmt.Sprintf("backend %s is unavailable: %s", av.Name, av.Reason)
+			if av.Fix != "" {
+				msg += " (fix: " + av.Fix + ")"
+			}
+			return setupError(errors.New(msg))
+		}
+	}
+	return nil
 }
 
 // validateCasePatterns rejects a --case or --skip pattern that is
@@ -234,14 +258,12 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 			return failedf("no OS sandbox backend is usable on this host (run sandbox-probe detect for the reasons and fixes)")
 		}
 	} else {
-		for _, av := range checkBackends(ctx, list, bo) {
-			if !av.Available {
-				msg := fmt.Sprintf("backend %s is unavailable: %s", av.Name, av.Reason)
-				if av.Fix != "" {
-					msg += " (fix: " + av.Fix + ")"
-				}
-				return setupError(errors.New(msg))
-			}
+		avs := checkBackends(ctx, list, bo)
+		if det != nil {
+			avs = det.Backends
+		}
+		if err := unavailableNamed(list, avs); err != nil {
+			return err
 		}
 	}
 	cases := selectedCases(o.cases, o.skip)
