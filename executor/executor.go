@@ -1,6 +1,9 @@
 package executor
 
 import (
+	"maps"
+	"slices"
+
 	"context"
 	"time"
 
@@ -153,6 +156,14 @@ type Capabilities struct {
 }
 
 // Gap returns the declared gap for c, if any.
+// Clone returns a copy of c that shares no slice or map with it.
+func (c Capabilities) Clone() Capabilities {
+	c.Enforced = slices.Clone(c.Enforced)
+	c.Gaps = slices.Clone(c.Gaps)
+	c.Info = maps.Clone(c.Info)
+	return c
+}
+
 func (c Capabilities) Gap(ctl Control) (Gap, bool) {
 	for _, g := range c.Gaps {
 		if g.Control == ctl {

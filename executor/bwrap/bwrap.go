@@ -57,8 +57,8 @@ type Executor struct {
 
 	descOnce sync.Once
 	desc     executor.Capabilities
-	dmu      sync.Mutex
-	ranWith  []executor.Gap // blocking gaps of profiles run in best effort
+	// bestEffort holds the gaps of profiles run in best effort, for Describe.
+	bestEffort sandboxrun.BestEffortLog
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -252,7 +252,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			r.end(ctx, nil)
 			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
 		}
-		x.noteBestEffort(pl)
+		x.bestEffort.Note(x.log, Backend, pl.blocking)
 	}
 	opts, nopts := pl.encoded, pl.nargs
 	if len(skip) > 0 {
@@ -532,23 +532,6 @@ func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guar
 		return nil, fmt.Errorf("bwrap executor: %w", err)
 	}
 	return g, nil
-}
-
-// noteBestEffort remembers the blocking gaps of a plan run in best
-// effort, for Describe, and warns once per plan.
-func (x *Executor) noteBestEffort(pl *plan) {
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	added := false
-	for _, g := range pl.blocking {
-		if !slices.Contains(x.ranWith, g) && len(x.ranWith) < 64 {
-			x.ranWith = append(x.ranWith, g)
-			added = true
-		}
-	}
-	if added {
-		x.log.Warn("bwrap: running in best effort without enforcing", "gaps", pl.blocking)
-	}
 }
 
 // envArgs returns --clearenv and a --setenv per entry of env (validated).

@@ -4,9 +4,7 @@ package bwrap
 
 import (
 	"context"
-	"maps"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,19 +30,7 @@ var allControls = []executor.Control{
 // sysctls restricting them, /proc).
 func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	x.descOnce.Do(func() { x.desc = x.describe() })
-	c := x.desc
-	c.Enforced = slices.Clone(c.Enforced)
-	c.Gaps = slices.Clone(c.Gaps)
-	c.Info = maps.Clone(c.Info)
-	x.dmu.Lock()
-	for _, g := range x.ranWith {
-		c.Gaps = append(c.Gaps, executor.Gap{Control: g.Control, Reason: "run in best effort without enforcing: " + g.Reason})
-	}
-	x.dmu.Unlock()
-	if len(c.Gaps) > len(x.desc.Gaps) {
-		c.Enforced = slices.DeleteFunc(c.Enforced, func(ctl executor.Control) bool { _, gap := c.Gap(ctl); return gap })
-	}
-	return c
+	return x.bestEffort.Apply(x.desc.Clone())
 }
 
 func (x *Executor) describe() executor.Capabilities {

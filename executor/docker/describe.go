@@ -2,7 +2,6 @@ package docker
 
 import (
 	"context"
-	"maps"
 	"os"
 	"slices"
 	"strconv"
@@ -29,19 +28,7 @@ var allControls = []executor.Control{
 // user, limits, seccomp profile, init).
 func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	x.descOnce.Do(func() { x.desc = x.describe() })
-	c := x.desc
-	c.Enforced = slices.Clone(c.Enforced)
-	c.Gaps = slices.Clone(c.Gaps)
-	c.Info = maps.Clone(c.Info)
-	x.dmu.Lock()
-	for _, g := range x.ranWith {
-		c.Gaps = append(c.Gaps, executor.Gap{Control: g.Control, Reason: "run in best effort without enforcing: " + g.Reason})
-	}
-	x.dmu.Unlock()
-	if len(c.Gaps) > len(x.desc.Gaps) {
-		c.Enforced = slices.DeleteFunc(c.Enforced, func(ctl executor.Control) bool { _, gap := c.Gap(ctl); return gap })
-	}
-	return c
+	return x.bestEffort.Apply(x.desc.Clone())
 }
 
 func (x *Executor) describe() executor.Capabilities {

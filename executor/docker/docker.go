@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,8 +61,8 @@ type Executor struct {
 
 	descOnce sync.Once
 	desc     executor.Capabilities
-	dmu      sync.Mutex
-	ranWith  []executor.Gap // blocking gaps of profiles run in best effort
+	// bestEffort holds the gaps of profiles run in best effort, for Describe.
+	bestEffort sandboxrun.BestEffortLog
 }
 
 var (
@@ -342,7 +341,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		if !x.cfg.BestEffort {
 			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: sp.blocking}
 		}
-		x.noteBestEffort(sp)
+		x.bestEffort.Note(x.log, Backend, sp.blocking)
 	}
 	b, err := x.acquire(ctx, sp)
 	if err != nil {
@@ -391,23 +390,6 @@ func (x *Executor) guardFor(req *executor.Request, sp *spec) (*protectguard.Guar
 		return nil, fmt.Errorf("docker executor: %w", err)
 	}
 	return g, nil
-}
-
-// noteBestEffort remembers the blocking gaps of a spec run in best
-// effort, for Describe, and warns once per new gap.
-func (x *Executor) noteBestEffort(sp *spec) {
-	x.dmu.Lock()
-	defer x.dmu.Unlock()
-	added := false
-	for _, g := range sp.blocking {
-		if !slices.Contains(x.ranWith, g) && len(x.ranWith) < 64 {
-			x.ranWith = append(x.ranWith, g)
-			added = true
-		}
-	}
-	if added {
-		x.log.Warn("docker: running in best effort without enforcing", "gaps", sp.blocking)
-	}
 }
 
 // process is a background command.

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -95,6 +94,9 @@ type Executor struct {
 	rulesets *rulesetCache
 
 	guards *protectguard.Cache
+
+	// bestEffort holds the gaps of profiles run in best effort, for Describe.
+	bestEffort sandboxrun.BestEffortLog
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -254,7 +256,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		if !x.cfg.BestEffort {
 			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
 		}
-		x.log.Debug("landlock: running in best effort despite gaps", "gaps", len(pl.blocking))
+		x.bestEffort.Note(x.log, Backend, pl.blocking)
 	}
 	r := &run{x: x}
 	g, err := x.guardFor(req, pl)
@@ -430,15 +432,7 @@ var allControls = []executor.Control{
 // stricter consequences.
 func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	x.descOnce.Do(func() { x.desc = x.describe() })
-	c := x.desc
-	c.Enforced = slices.Clone(c.Enforced)
-	c.Gaps = slices.Clone(c.Gaps)
-	info := make(map[string]string, len(c.Info))
-	for k, v := range c.Info {
-		info[k] = v
-	}
-	c.Info = info
-	return c
+	return x.bestEffort.Apply(x.desc.Clone())
 }
 
 func (x *Executor) describe() executor.Capabilities {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
@@ -30,11 +29,7 @@ var allControls = []executor.Control{
 // sandbox-exec.
 func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	x.descOnce.Do(func() { x.desc = x.describe() })
-	c := x.desc
-	c.Enforced = slices.Clone(c.Enforced)
-	c.Gaps = slices.Clone(c.Gaps)
-	c.Info = maps.Clone(c.Info)
-	return c
+	return x.bestEffort.Apply(x.desc.Clone())
 }
 
 func (x *Executor) describe() executor.Capabilities {

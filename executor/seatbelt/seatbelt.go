@@ -57,6 +57,9 @@ type Executor struct {
 
 	guards *protectguard.Cache
 
+	// bestEffort holds the gaps of profiles run in best effort, for Describe.
+	bestEffort sandboxrun.BestEffortLog
+
 	descOnce sync.Once
 	desc     executor.Capabilities
 
@@ -330,7 +333,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		if !x.cfg.BestEffort {
 			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
 		}
-		x.log.Debug("seatbelt: running in best effort despite gaps", "gaps", len(pl.blocking))
+		x.bestEffort.Note(x.log, Backend, pl.blocking)
 	}
 	argv, err := withCommand(pl.prefix, req.Command)
 	if err != nil {
