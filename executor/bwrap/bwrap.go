@@ -192,20 +192,24 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 
 // Args returns the complete bwrap command line Run would execute for req,
 // with every option on the command line (Run passes them through --args
-// instead), for inspection and for running the same sandbox by hand.
+// instead), for inspection and for running the same sandbox by hand. It
+// plans as Run does and refuses what Run refuses (*executor.UnenforceableError
+// in strict mode).
 func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
 	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, x.grantsFor(req))
-	if err != nil {
-		return nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
-	}
-	pl, err := x.planFor(pr)
+	// The same planning as Run, strict refusal included; the placeholders
+	// it registers are released at once (nothing starts).
+	_, pl, skip, mounts, err := x.plan(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	opts, _ := encode(pl.options, x.skips(pl))
+	mountPoints.Release(mounts)
+	if len(pl.blocking) > 0 && !x.cfg.BestEffort {
+		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
+	}
+	opts, _ := encode(pl.options, skip)
 	argv := []string{x.feat.path}
 	argv = append(argv, splitNUL(opts)...)
 	argv = append(argv, envArgs(req.Env)...)

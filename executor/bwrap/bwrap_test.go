@@ -538,6 +538,16 @@ func TestArgsMatchesRun(t *testing.T) {
 	assert.Equal(t, "done\n", string(out))
 	assert.FileExists(t, filepath.Join(w.root, "ok"))
 	assert.NoFileExists(t, filepath.Join(w.root, ".git", "hooks", "pre-commit"))
+
+	// A policy strict mode refuses (a bare-name deny that cannot be
+	// searched under /) is refused by Args as by Run.
+	trusted := policy.Trusted.Policy()
+	trusted.DeniedPaths = []string{".env*"}
+	_, runErr := x.Run(context.Background(), w.req("true", trusted))
+	_, argsErr := x.Args(context.Background(), w.req("true", trusted))
+	var ue *executor.UnenforceableError
+	require.ErrorAs(t, runErr, &ue, "Run refuses it")
+	assert.ErrorAs(t, argsErr, &ue, "and so does Args")
 }
 
 // TestMetadata checks fs-metadata on what the sandbox can see but not
