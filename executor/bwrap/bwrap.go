@@ -24,6 +24,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
@@ -205,7 +206,7 @@ func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	mountPoints.Release(mounts)
+	mountpoints.Default.Release(mounts)
 	if len(pl.blocking) > 0 && !x.cfg.BestEffort {
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
 	}
@@ -372,7 +373,7 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 		if initPid > 0 {
 			awaitExit(initPid, time.Second)
 		}
-		for _, s := range mountPoints.Release(r.mountPoints) {
+		for _, s := range mountpoints.Default.Release(r.mountPoints) {
 			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
 		}
 		r.notes = append(r.notes, r.guard.End(ctx)...)
@@ -440,16 +441,16 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 		}
-		mountPoints.Lock()
-		pr = mountPoints.Over(pr)
+		mountpoints.Default.Lock()
+		pr = mountpoints.Default.Over(pr)
 		pl, err := x.planFor(pr)
 		if err != nil {
-			mountPoints.Unlock()
+			mountpoints.Default.Unlock()
 			return nil, nil, nil, nil, err
 		}
 		skip := x.skips(pl)
 		if len(skip) > 0 && attempt == 0 {
-			mountPoints.Unlock()
+			mountpoints.Default.Unlock()
 			continue
 		}
 		var mounts []policyderive.Mask
@@ -458,8 +459,8 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 				mounts = append(mounts, pl.placeholders[op.dest])
 			}
 		}
-		mountPoints.Acquire(mounts)
-		mountPoints.Unlock()
+		mountpoints.Default.Acquire(mounts)
+		mountpoints.Default.Unlock()
 		return pr, pl, skip, mounts, nil
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -125,25 +126,25 @@ func TestOverMountPoints(t *testing.T) {
 	require.Len(t, ph, 1)
 	git := ph[0].Path
 
-	mountPoints.Lock()
-	mountPoints.Acquire(ph) // .git does not exist: "created" by this process
-	mountPoints.Unlock()
+	mountpoints.Default.Lock()
+	mountpoints.Default.Acquire(ph) // .git does not exist: "created" by this process
+	mountpoints.Default.Unlock()
 	require.NoError(t, os.Mkdir(git, 0o755)) // what bwrap does
 	seen, err := policyderive.Derive(p, root, "", root, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, fresh.Key(), seen.Key(), "control: the mount point changes the derivation")
 
-	mountPoints.Lock()
-	got := mountPoints.Over(seen)
-	mountPoints.Unlock()
+	mountpoints.Default.Lock()
+	got := mountpoints.Default.Over(seen)
+	mountpoints.Default.Unlock()
 	assert.Equal(t, fresh.Masks, got.Masks)
 	assert.Equal(t, fresh.Pinned, got.Pinned)
 
-	assert.Empty(t, mountPoints.Release(ph))
+	assert.Empty(t, mountpoints.Default.Release(ph))
 	assert.NoDirExists(t, git, "the last user removes what this process created")
-	mountPoints.Lock()
-	assert.Same(t, seen, mountPoints.Over(seen), "nothing live: unchanged")
-	mountPoints.Unlock()
+	mountpoints.Default.Lock()
+	assert.Same(t, seen, mountpoints.Default.Over(seen), "nothing live: unchanged")
+	mountpoints.Default.Unlock()
 }
 
 // TestDiagnoseUserns checks the cause named for failing user namespaces,

@@ -21,6 +21,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -71,9 +72,9 @@ var topSkip = []string{"proc", "sys", "dev", "tmp"}
 
 // specFor renders pr as a container spec.
 func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
-	mountPoints.Lock()
-	pr = mountPoints.Over(pr)
-	mountPoints.Unlock()
+	mountpoints.Default.Lock()
+	pr = mountpoints.Default.Over(pr)
+	mountpoints.Default.Unlock()
 	rendered := pr
 	if !x.host {
 		rendered = bindExtraSystem(pr, p)
@@ -402,9 +403,9 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 			x.log.Debug("docker: no command runner", "err", err)
 		}
 	}
-	mountPoints.Lock()
-	mountPoints.Acquire(sp.placeholders)
-	mountPoints.Unlock()
+	mountpoints.Default.Lock()
+	mountpoints.Default.Acquire(sp.placeholders)
+	mountpoints.Default.Unlock()
 	resp, err := x.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
 		x.remove(b)
@@ -448,7 +449,7 @@ func (x *Executor) remove(b *box) {
 			x.log.Warn("docker: removing a container", "id", shortID(b.id), "err", err)
 		}
 	}
-	for _, s := range mountPoints.Release(b.spec.placeholders) {
+	for _, s := range mountpoints.Default.Release(b.spec.placeholders) {
 		x.log.Warn("docker: placeholder mount point not removed", "path", s)
 	}
 	if b.ctlDir != "" {

@@ -327,7 +327,7 @@ func removeStrays(ctx context.Context, cli *client.Client, self owner, log func(
 		n++
 		mps := mountPointsOf(c.Labels)
 		for i := len(mps) - 1; i >= 0; i-- {
-			if !inUse[mps[i]] && !mountPoints.InUse(mps[i]) {
+			if !inUse[mps[i]] && !mountpoints.Default.InUse(mps[i]) {
 				_ = mountpoints.Remove(mps[i])
 			}
 		}

@@ -42,6 +42,12 @@ type entry struct {
 // New returns an empty registry.
 func New() *Registry { return &Registry{m: map[string]*entry{}} }
 
+// Default is the process-wide registry every backend uses: a placeholder
+// one backend's sandbox created may be used by another's (bwrap and
+// docker on one workspace), and only one count can say when the last
+// user is gone.
+var Default = New()
+
 // InUse reports whether a sandbox of this process uses p.
 func (r *Registry) InUse(p string) bool {
 	r.Lock()
