@@ -46,9 +46,7 @@ func benchSetup(b *testing.B) {
 			os.WriteFile(p, []byte("x\n"), 0o644)
 		}
 	})
-	if benchErr != nil {
-		b.Skipf("bwrap is unavailable: %v", benchErr)
-	}
+	testenv.SkipUnavailable(b, testenv.Bwrap, benchErr)
 }
 
 // BenchmarkBwrapRunTrue measures the per-command latency of `true`

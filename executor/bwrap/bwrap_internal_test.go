@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/mountpoints"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -34,9 +35,7 @@ func testRoot(t *testing.T) string {
 // directly does create the file.
 func TestStaleMaskNotCreated(t *testing.T) {
 	x, err := New(Config{})
-	if err != nil {
-		t.Skipf("bwrap is unavailable: %v", err)
-	}
+	testenv.SkipUnavailable(t, testenv.Bwrap, err)
 	defer x.Close()
 	root := testRoot(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, ".git", "hooks"), 0o755))

@@ -4,11 +4,11 @@ package bwrap_test
 
 import (
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/conformance/probe"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -24,25 +24,12 @@ func TestMain(m *testing.M) {
 }
 
 // newExecutor returns an executor, skipping (or failing, when
-// CORDON_REQUIRE names bwrap) where bwrap is missing or cannot sandbox.
+// CORDON_REQUIRE names bwrap) where bwrap is missing or cannot sandbox
+// (*executor.UnavailableError); any other error fails.
 func newExecutor(t testing.TB, cfg bwrap.Config) *bwrap.Executor {
 	t.Helper()
 	x, err := bwrap.New(cfg)
-	if err != nil {
-		if required("bwrap") {
-			t.Fatalf("bwrap.New: %v (CORDON_REQUIRE=%s)", err, os.Getenv("CORDON_REQUIRE"))
-		}
-		t.Skipf("bwrap is unavailable: %v", err)
-	}
+	testenv.SkipUnavailable(t, testenv.Bwrap, err)
 	t.Cleanup(func() { x.Close() })
 	return x
-}
-
-func required(backend string) bool {
-	for _, b := range strings.Split(os.Getenv("CORDON_REQUIRE"), ",") {
-		if strings.TrimSpace(b) == backend {
-			return true
-		}
-	}
-	return false
 }

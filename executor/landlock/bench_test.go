@@ -47,9 +47,7 @@ func benchSetup(b *testing.B) {
 	if benchErr != nil {
 		b.Fatal(benchErr)
 	}
-	if benchX.ABI() == 0 {
-		b.Skip("Landlock is not available")
-	}
+	testenv.Require(b, testenv.Landlock, benchX.ABI() > 0, "Landlock is not available")
 }
 
 // BenchmarkLandlockRunTrue measures the per-command latency of `true`

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/conformance/probe"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 )
 
 // helperEnv, set to "1" in a request's environment, makes the test binary
@@ -155,21 +155,6 @@ func newExecutor(t *testing.T, cfg landlock.Config) *landlock.Executor {
 		t.Fatalf("landlock.New: %v", err)
 	}
 	t.Cleanup(func() { x.Close() })
-	if x.ABI() == 0 {
-		reason := "Landlock is not available: the kernel lacks it or it is not in the lsm= boot parameter"
-		if required("landlock") {
-			t.Fatalf("%s (CORDON_REQUIRE=%s)", reason, os.Getenv("CORDON_REQUIRE"))
-		}
-		t.Skip(reason)
-	}
+	testenv.Require(t, testenv.Landlock, x.ABI() > 0, "Landlock is not available: the kernel lacks it or it is not in the lsm= boot parameter")
 	return x
-}
-
-func required(backend string) bool {
-	for _, b := range strings.Split(os.Getenv("CORDON_REQUIRE"), ",") {
-		if strings.TrimSpace(b) == backend {
-			return true
-		}
-	}
-	return false
 }
