@@ -27,7 +27,8 @@
 //
 // Commands reach the container in one of two ways:
 //
-//   - The command runner (the default with a local engine): right after
+//   - The command runner (the default with a local engine, on Linux: the
+//     FIFOs live on the host and must be the container's): right after
 //     the container starts, one exec runs a small /bin/sh loop that reads
 //     request ids on its stdin. For each command the executor writes a
 //     script (exactly Request.Env, cd Request.Dir, exec /bin/sh -c

@@ -27,7 +27,8 @@ import (
 var ErrClosed = errors.New("docker executor: closed")
 
 // Executor runs commands in a Docker container, one container per
-// executor (a session), one exec per command. Use New; an Executor is
+// executor (a session), through the container's command runner (or one
+// exec per command; see the package documentation). Use New; an Executor is
 // safe for concurrent use. Close removes its containers.
 type Executor struct {
 	cfg      Config

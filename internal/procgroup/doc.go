@@ -3,16 +3,19 @@
 // descriptors, bounded in memory, and killed as a whole tree.
 //
 // Backends build a Spec — Local and Landlock run /bin/sh -c CMD, bwrap runs
-// bwrap ARGS -- /bin/sh -c CMD — choose the launcher thread whose
-// per-thread state the child must inherit, and call Run (foreground,
-// separate head+tail buffers per stream) or Start (background, merged
-// output in a ring buffer).
+// bwrap ARGS -- /bin/sh -c CMD — and call Run (foreground, separate
+// head+tail buffers per stream) or Start (background, merged output in a
+// ring buffer).
 //
 // # Guarantees
 //
 //   - Every fork happens on a launcher thread (Spec.Launcher, default
 //     launcher.Default, which sets PR_SET_NO_NEW_PRIVS), so the child
-//     inherits that thread's no_new_privs, seccomp and Landlock state.
+//     inherits no_new_privs — unless Spec.StartProcess starts the child
+//     instead (the landlock executor's cordon_spawn, which restricts the
+//     child itself and closes its other descriptors), in which case that
+//     function owns the guarantees below about descriptors and the
+//     session.
 //   - The child starts a new session (setsid): it is a session and process
 //     group leader without a controlling terminal, so /dev/tty cannot be
 //     opened and TIOCSTI has no terminal to inject into.
@@ -22,7 +25,7 @@
 //   - Only descriptors 0, 1, 2 and Spec.ExtraFiles (as 3, 4, ...) reach the
 //     child: the launcher marks every other descriptor of the host process
 //     close-on-exec before each start (see package launcher for why that is
-//     safe for the host).
+//     safe for the host); a Spec.StartProcess does the same in its child.
 //   - Memory is bounded whatever the command prints: Run keeps the head and
 //     tail of each stream (package outbuf), Start the newest bytes.
 //   - On timeout, context cancellation or Kill the whole tree is frozen and
