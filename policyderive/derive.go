@@ -44,7 +44,8 @@ type Options struct {
 	MaxEntries int
 	// Timeout bounds each mask search; 0 means 10s.
 	Timeout time.Duration
-	// NoCache disables the mask search cache.
+	// NoCache disables the mask search cache and the directory listing
+	// cache: every derivation reads the trees again.
 	NoCache bool
 	// Logger receives debug records; nil means slog.Default().
 	Logger *slog.Logger
@@ -336,7 +337,7 @@ func (dv *derivation) candidates() {
 		path    string
 		source  string
 		special Special
-		check   bool // judged by permitted; false for System and devices
+		check   bool // judged by permitted; false for the writable pseudo-devices
 	}
 	var rd, wr []cand
 	rd = append(rd, cand{path: dv.root, source: "root", check: true})

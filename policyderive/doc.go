@@ -13,9 +13,12 @@
 //
 // A workspace derives before every command; a Deriver (NewDeriver) keeps
 // the mask search and the directory listings cached, so deriving again
-// when nothing changed costs a few milliseconds even on large trees.
-// Derive and renderers make no system call beyond lstat, readlink and
-// directory reads; renderers are pure functions of the Profile.
+// when nothing changed costs a few milliseconds (3 ms on a settled
+// 100,000-file tree here; more while recently changed directories are
+// within the cache's racy window and are read again). Derive only reads
+// the file system (lstat, readlink, directory reads, O_PATH opens and
+// openat2 to resolve without following links, /proc/self/mountinfo) and
+// watches it with inotify; renderers are pure functions of the Profile.
 //
 // # The soundness invariant
 //

@@ -190,7 +190,7 @@ func (f *Fidelity) Blocking() []Element {
 
 // Mitigate marks every looser element whose Subject is subject as closed
 // by how (for instance the landlock backend's seccomp filter closing
-// "network: other sockets"), and reports whether there was one.
+// "network other sockets"), and reports whether there was one.
 func (f *Fidelity) Mitigate(subject, how string) bool {
 	found := false
 	for i := range f.Elements {

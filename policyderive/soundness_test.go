@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -291,7 +292,19 @@ func (o *oracle) gapOK(p probe, op policy.Op, fid *Fidelity) (bool, string) {
 }
 
 var soundnessCases struct {
-	bwrap, oci, landlock, sbpl, usability atomic.Int64
+	bwrap, oci, landlock, sbpl atomic.Int64
+	// usability counts the converse checks per rendering.
+	mu        sync.Mutex
+	usability map[string]int64
+}
+
+func countUsability(name string) {
+	soundnessCases.mu.Lock()
+	defer soundnessCases.mu.Unlock()
+	if soundnessCases.usability == nil {
+		soundnessCases.usability = map[string]int64{}
+	}
+	soundnessCases.usability[name]++
 }
 
 // backendView is one rendering's verdict on a path and op.
@@ -355,7 +368,13 @@ func TestSoundness(t *testing.T) {
 		assert.GreaterOrEqual(t, n, int64(10000), "generated cases for %s", name)
 		t.Logf("%s: %d cases", name, n)
 	}
-	t.Logf("usability: %d cases", soundnessCases.usability.Load())
+	// The converse: every rendering must have let through many paths the
+	// policy permits, or a renderer that denies everything would pass.
+	for _, name := range []string{"bwrap", "oci", "landlock", "sbpl"} {
+		n := soundnessCases.usability[name]
+		assert.GreaterOrEqual(t, n, int64(500), "usability cases for %s", name)
+		t.Logf("usability %s: %d cases", name, n)
+	}
 }
 
 func countCase(name string) {
@@ -448,7 +467,7 @@ func checkUsability(t *rapid.T, o *oracle, pr *Profile, views []backendView, w *
 				if stricterRuleMatches(o, v.fid, pb.path) || v.name == "sbpl" && len(v.fid.Stricter()) > 0 && strings.ContainsFunc(pb.path, func(r rune) bool { return r < ' ' || r > '~' || strings.ContainsRune(`^"\\`, r) }) {
 					continue // a rule this rendering declares stricter (a widened deny, an allow it cannot express) matches
 				}
-				soundnessCases.usability.Add(1)
+				countUsability(v.name)
 				got := v.read(pb)
 				if op == policy.Write {
 					got = v.write(pb)
