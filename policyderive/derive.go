@@ -754,6 +754,13 @@ func (dv *derivation) sockets() {
 		}
 	}
 	walk(run)
+	if n > maxSocketEntries {
+		// Never silently: sockets past the bound stay reachable.
+		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "sockets under " + run, Control: ControlNetUnix,
+			Detail: fmt.Sprintf("%s holds more than %d entries; the Unix sockets past them are not hidden and can be connected to", run, maxSocketEntries),
+			Reason: "the search for daemon sockets is bounded",
+			Remedy: "grant narrower read trees than /run, or opt into best effort"})
+	}
 }
 
 // pruneMasks drops masks another mask already covers (a hidden tree

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -448,4 +449,27 @@ func TestDeriverCache(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, maskPaths(next), root+"/src/.env")
 	assert.NotEqual(t, first.Key(), next.Key())
+}
+
+// TestSocketSearchBoundIsReported: a /run too large to search for daemon
+// sockets is a looser note, never a silent downgrade; its twin, a /run
+// within the bound, has none.
+func TestSocketSearchBoundIsReported(t *testing.T) {
+	note := func(entries int) bool {
+		run := t.TempDir()
+		for i := range entries {
+			require.NoError(t, os.WriteFile(filepath.Join(run, strconv.Itoa(i)), nil, 0o644))
+		}
+		saved := runDir
+		runDir = run
+		defer func() { runDir = saved }()
+		root := t.TempDir()
+		pr, err := Derive(policy.Trusted.Policy(), root, "", root, nil)
+		require.NoError(t, err)
+		return slices.ContainsFunc(pr.Notes, func(e Element) bool {
+			return e.Class == Looser && e.Control == ControlNetUnix && strings.HasPrefix(e.Subject, "sockets under ")
+		})
+	}
+	assert.True(t, note(maxSocketEntries+1), "past the bound: reported")
+	assert.False(t, note(10), "control: within the bound, nothing to report")
 }
