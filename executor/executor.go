@@ -1,6 +1,8 @@
 package executor
 
 import (
+	"github.com/cordon-sandbox/cordon/internal/procgroup"
+
 	"maps"
 	"slices"
 
@@ -35,7 +37,7 @@ type Request struct {
 }
 
 // DefaultOutputLimit is the per-stream output limit when Request.OutputLimit is 0.
-const DefaultOutputLimit = 30000
+const DefaultOutputLimit = procgroup.DefaultOutputLimit
 
 // Result is the outcome of a command that ran. A non-zero exit is a Result,
 // not an error.

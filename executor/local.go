@@ -64,21 +64,13 @@ func (l *Local) spec(req *Request) (*procgroup.Spec, error) {
 	if req.OutputLimit < 0 {
 		return nil, &RequestError{Field: "OutputLimit", Value: fmt.Sprint(req.OutputLimit), Reason: "negative output limit"}
 	}
-	limit := req.OutputLimit
-	if limit == 0 {
-		limit = DefaultOutputLimit
-	}
-	env := req.Env
-	if env == nil {
-		env = []string{}
-	}
 	return &procgroup.Spec{
 		Path:        Shell,
 		Args:        []string{"sh", "-c", req.Command},
-		Env:         env,
+		Env:         req.Env,
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
-		OutputLimit: limit,
+		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   l.WaitDelay,
 	}, nil
 }

@@ -283,17 +283,13 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.end(ctx, nil)
 		return nil, err
 	}
-	limit := req.OutputLimit
-	if limit == 0 {
-		limit = executor.DefaultOutputLimit
-	}
 	r.spec = &procgroup.Spec{
 		Path:        x.feat.path,
 		Args:        argv,
 		Env:         []string{}, // bwrap itself gets nothing: --setenv sets the command's
 		Dir:         "/",
 		Timeout:     req.Timeout,
-		OutputLimit: limit,
+		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   x.cfg.WaitDelay,
 		Launcher:    x.launcher,
 		ExtraFiles:  extra,

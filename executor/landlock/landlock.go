@@ -276,14 +276,6 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		x.log.Debug("landlock: new ruleset", "key", key[:12], "rules", len(pl.ruleset.FS), "abi", pl.abi, "filter", fmt.Sprintf("%+v", pl.filter))
 	}
 	r.ref = ref
-	limit := req.OutputLimit
-	if limit == 0 {
-		limit = executor.DefaultOutputLimit
-	}
-	env := req.Env
-	if env == nil {
-		env = []string{}
-	}
 	// The command restricts itself between fork and exec, so it gets a
 	// Landlock domain of its own and nothing in this process is within
 	// its reach: with cgo cordon_spawn does it in the vfork child;
@@ -294,16 +286,16 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.spec = &procgroup.Spec{
 			Path:         executor.Shell,
 			Args:         []string{"sh", "-c", req.Command},
-			Env:          env,
+			Env:          req.Env,
 			Dir:          req.Dir,
 			Timeout:      req.Timeout,
-			OutputLimit:  limit,
+			OutputLimit:  req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 			WaitDelay:    x.cfg.WaitDelay,
 			StartProcess: spawner(ref.rs),
 		}
 		return r, nil
 	}
-	ef, err := envFile(env)
+	ef, err := envFile(req.Env)
 	if err != nil {
 		x.rulesets.release(ref)
 		r.end(ctx)
@@ -330,7 +322,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
-		OutputLimit: limit,
+		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   x.cfg.WaitDelay,
 		ExtraFiles:  files,
 	}

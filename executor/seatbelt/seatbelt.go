@@ -201,9 +201,6 @@ func (x *Executor) try(ctx context.Context, prefix []string, dir string, env []s
 	if err != nil {
 		return false, err.Error()
 	}
-	if env == nil {
-		env = []string{}
-	}
 	res, err := procgroup.Run(ctx, &procgroup.Spec{Path: x.program, Args: argv, Env: env, Dir: dir, Timeout: trialTimeout, OutputLimit: 4096})
 	switch {
 	case err != nil:
@@ -347,21 +344,13 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
 		return nil, err
 	}
-	limit := req.OutputLimit
-	if limit == 0 {
-		limit = executor.DefaultOutputLimit
-	}
-	env := req.Env
-	if env == nil {
-		env = []string{}
-	}
 	r.spec = &procgroup.Spec{
 		Path:        x.program,
 		Args:        argv,
-		Env:         env, // sandbox-exec passes it to the shell untouched
+		Env:         req.Env, // sandbox-exec passes it to the shell untouched
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
-		OutputLimit: limit,
+		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   x.cfg.WaitDelay,
 	}
 	return r, nil
