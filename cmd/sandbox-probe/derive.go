@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
@@ -203,9 +202,9 @@ func (a *app) derive(o *deriveOptions) error {
 		}
 		grants = append(grants, gr)
 	}
-	cwd := ws.inRoot(o.cwd)
-	if r, err := filepath.EvalSymlinks(cwd); err == nil {
-		cwd = r
+	cwd, err := ws.inRoot(c, o.cwd)
+	if err != nil {
+		return err
 	}
 	pr, err := policyderive.Derive(ws.policy, ws.root, ws.home, cwd, grants)
 	if err != nil {

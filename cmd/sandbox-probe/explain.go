@@ -196,7 +196,11 @@ func (a *app) explain(o *explainOptions, args []string) error {
 		if o.write {
 			op = policy.Write
 		}
-		v, err := c.DecidePathAt(ws.inRoot(o.cwd), args[0], op)
+		cwd, err := ws.inRoot(c, o.cwd)
+		if err != nil {
+			return err
+		}
+		v, err := c.DecidePathAt(cwd, args[0], op)
 		if err != nil {
 			return setupError(fmt.Errorf("explain %q: %w", args[0], err))
 		}
@@ -209,7 +213,10 @@ func (a *app) explain(o *explainOptions, args []string) error {
 			a.printPathVerdict(v)
 		}
 	} else {
-		cwd := ws.inRoot(o.cwd)
+		cwd, err := ws.inRoot(c, o.cwd)
+		if err != nil {
+			return err
+		}
 		v, err := c.DecideCommand(o.command, cwd)
 		if err != nil {
 			return setupError(fmt.Errorf("explain --command: %w", err))
@@ -506,7 +513,12 @@ func (a *app) judgeBatchLine(c *policy.Checker, ws *workspaceSpec, n int, line [
 				return ans
 			}
 		}
-		v, err := c.DecidePathAt(ws.inRoot(bc.Cwd), *bc.Path, op)
+		cwd, err := ws.inRoot(c, bc.Cwd)
+		if err != nil {
+			ans.Error = oneLine(err.Error())
+			return ans
+		}
+		v, err := c.DecidePathAt(cwd, *bc.Path, op)
 		if err != nil {
 			ans.Error = oneLine(err.Error())
 			return ans
@@ -518,7 +530,11 @@ func (a *app) judgeBatchLine(c *policy.Checker, ws *workspaceSpec, n int, line [
 			ans.Error = "\"op\" applies to a path case"
 			return ans
 		}
-		cwd := ws.inRoot(bc.Cwd)
+		cwd, err := ws.inRoot(c, bc.Cwd)
+		if err != nil {
+			ans.Error = oneLine(err.Error())
+			return ans
+		}
 		v, err := c.DecideCommand(*bc.Command, cwd)
 		if err != nil {
 			ans.Error = oneLine(err.Error())

@@ -104,16 +104,18 @@ func (w *workspaceSpec) checker() (*policy.Checker, error) {
 	return c, nil
 }
 
-// inRoot makes a path given relative to the workspace root absolute
-// (the convention of the workspace's tools).
-func (w *workspaceSpec) inRoot(p string) string {
+// inRoot resolves a path given relative to the workspace root (the
+// convention of the workspace's tools) as the policy does: "~" is the
+// workspace's home, symbolic links are followed. "" is the root.
+func (w *workspaceSpec) inRoot(c *policy.Checker, p string) (string, error) {
 	if p == "" {
-		return w.root
+		return w.root, nil
 	}
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
+	r, err := c.Resolve(w.root, p)
+	if err != nil {
+		return "", usageErrorf("--cwd %q: %v", p, err)
 	}
-	return filepath.Join(w.root, p)
+	return r, nil
 }
 
 // unwrapPathError drops the *fs.PathError's repetition of the path.
