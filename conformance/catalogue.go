@@ -3,7 +3,6 @@
 package conformance
 
 import (
-	"fmt"
 	"path"
 )
 
@@ -31,6 +30,21 @@ func Cases() []CaseInfo {
 	return out
 }
 
+// SelectCases returns the cases Select(sel...) and Skip(skip...) choose,
+// in catalogue order; a malformed pattern or one that matches no case is
+// a *PatternError.
+func SelectCases(sel, skip []string) ([]CaseInfo, error) {
+	ds, err := (&options{selectPats: sel, skipPats: skip}).selected(catalogue())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]CaseInfo, len(ds))
+	for i, d := range ds {
+		out[i] = d.CaseInfo
+	}
+	return out, nil
+}
+
 // selected returns the cases chosen by Select and Skip, in catalogue
 // order. A pattern that is malformed or matches no case is an error, so a
 // typo cannot silently select nothing.
@@ -38,7 +52,7 @@ func (o *options) selected(all []*caseDef) ([]*caseDef, error) {
 	match := func(pat string, d *caseDef) (bool, error) {
 		a, err := path.Match(pat, d.ID)
 		if err != nil {
-			return false, fmt.Errorf("conformance: case pattern %q: %w", pat, err)
+			return false, &PatternError{Pattern: pat, Err: err}
 		}
 		b, _ := path.Match(pat, string(d.Layer))
 		return a || b, nil
@@ -55,7 +69,7 @@ func (o *options) selected(all []*caseDef) ([]*caseDef, error) {
 			}
 		}
 		if n == 0 {
-			return nil, fmt.Errorf("conformance: case pattern %q matches no case: %w", pat, ErrNoCase)
+			return nil, &PatternError{Pattern: pat, Err: ErrNoCase}
 		}
 	}
 	var out []*caseDef

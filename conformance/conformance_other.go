@@ -19,6 +19,9 @@ var ErrNoCase = errors.New("no such conformance case")
 // Cases returns nothing on this operating system.
 func Cases() []CaseInfo { return nil }
 
+// SelectCases returns nothing on this operating system.
+func SelectCases(sel, skip []string) ([]CaseInfo, error) { return nil, nil }
+
 // Run skips: the suite is not implemented on this operating system.
 func Run(t *testing.T, newExecutor func(t *testing.T) executor.Executor, opts ...Option) {
 	t.Skipf("conformance: not implemented on %s/%s", runtime.GOOS, runtime.GOARCH)

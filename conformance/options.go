@@ -1,6 +1,9 @@
 package conformance
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ParentCanaryEnv is the environment variable every case sets in the
 // process running the suite, holding a fresh token: a command that sees it
@@ -86,3 +89,17 @@ func buildOptions(opts []Option) *options {
 	}
 	return o
 }
+
+// PatternError reports a Select or Skip pattern that is malformed (Err
+// is path.ErrBadPattern) or matches no case (Err is ErrNoCase).
+type PatternError struct {
+	Pattern string
+	Err     error
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("conformance: case pattern %q: %v", e.Pattern, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *PatternError) Unwrap() error { return e.Err }

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,10 +122,7 @@ func (a *app) runDefault(ctx context.Context, o *probeOptions) error {
 	if _, err := parseBackends(o.backends); err != nil {
 		return err
 	}
-	if err := validateCasePatterns(o.cases, "case"); err != nil {
-		return err
-	}
-	if err := validateCasePatterns(o.skip, "skip"); err != nil {
+	if _, err := selectCases(o); err != nil {
 		return err
 	}
 	if o.pf.file != "" {
@@ -174,51 +171,23 @@ func unavailableNamed(list []*backend, avs []*availability) error {
 	return nil
 }
 
-// validateCasePatterns rejects a --case or --skip pattern that is
-// malformed or matches no case, before anything runs.
-func validateCasePatterns(pats []string, flag string) error {
-	for _, pat := range pats {
-		n := 0
-		for _, c := range conformance.Cases() {
-			a, err := path.Match(pat, c.ID)
-			if err != nil {
-				return usageErrorf("--%s %q: %v", flag, pat, err)
-			}
-			b, _ := path.Match(pat, string(c.Layer))
-			if a || b {
-				n++
-			}
-		}
-		if n == 0 {
-			return usageErrorf("--%s %q matches no conformance case (see sandbox-probe probe --help; ids like write-outside, layers like network)", flag, pat)
-		}
+// selectCases returns the cases --case and --skip select, in catalogue
+// order; a malformed pattern, or one that matches no case, is a usage
+// error naming its flag.
+func selectCases(o *probeOptions) ([]conformance.CaseInfo, error) {
+	cases, err := conformance.SelectCases(o.cases, o.skip)
+	var pe *conformance.PatternError
+	if !errors.As(err, &pe) {
+		return cases, err
 	}
-	return nil
-}
-
-// selectedCases returns the cases --case and --skip select, in order.
-func selectedCases(sel, skip []string) []conformance.CaseInfo {
-	match := func(pat string, c conformance.CaseInfo) bool {
-		a, _ := path.Match(pat, c.ID)
-		b, _ := path.Match(pat, string(c.Layer))
-		return a || b
+	flag := "case"
+	if !slices.Contains(o.cases, pe.Pattern) {
+		flag = "skip"
 	}
-	var out []conformance.CaseInfo
-	for _, c := range conformance.Cases() {
-		keep := len(sel) == 0
-		for _, p := range sel {
-			keep = keep || match(p, c)
-		}
-		for _, p := range skip {
-			if match(p, c) {
-				keep = false
-			}
-		}
-		if keep {
-			out = append(out, c)
-		}
+	if errors.Is(err, conformance.ErrNoCase) {
+		return nil, usageErrorf("--%s %q matches no conformance case (see sandbox-probe probe --help; ids like write-outside, layers like network)", flag, pe.Pattern)
 	}
-	return out
+	return nil, usageErrorf("--%s %q: %v", flag, pe.Pattern, pe.Err)
 }
 
 // runProbe runs the suite on the chosen backends. det is detect's report
@@ -228,10 +197,8 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 	if err != nil {
 		return err
 	}
-	if err := validateCasePatterns(o.cases, "case"); err != nil {
-		return err
-	}
-	if err := validateCasePatterns(o.skip, "skip"); err != nil {
+	cases, err := selectCases(o)
+	if err != nil {
 		return err
 	}
 	var ws *workspaceSpec
@@ -266,7 +233,6 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 			return err
 		}
 	}
-	cases := selectedCases(o.cases, o.skip)
 	prog := newProgress(a.stderr)
 	rep := &ProbeReport{Backends: []ProbeBackend{}, OK: true}
 	for _, b := range list {
