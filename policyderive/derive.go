@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive/internal/scan"
 )
@@ -211,7 +212,7 @@ func (dv *derivation) resolveSystem() error {
 			return &InputError{What: fmt.Sprintf("system[%d]", i), Value: s, Problem: "not an absolute path"}
 		}
 		s = filepath.Clean(s)
-		if within(s, "/dev") || within(s, "/proc") {
+		if abspath.Within(s, "/dev") || abspath.Within(s, "/proc") {
 			if !seen[s] {
 				seen[s] = true
 				dv.system = append(dv.system, s)
@@ -246,7 +247,7 @@ func (dv *derivation) resolveSystem() error {
 	// inside /usr).
 	var top []string
 	for _, s := range dv.system {
-		if len(top) == 0 || !within(s, top[len(top)-1]) {
+		if len(top) == 0 || !abspath.Within(s, top[len(top)-1]) {
 			top = append(top, s)
 		}
 	}
@@ -282,7 +283,7 @@ func (dv *derivation) stat(p string, follow bool) (exists, dir bool) {
 // inSystem reports whether abs lies in a System tree.
 func (dv *derivation) inSystem(abs string) bool {
 	for _, s := range dv.system {
-		if within(abs, s) {
+		if abspath.Within(abs, s) {
 			return true
 		}
 	}
@@ -292,7 +293,7 @@ func (dv *derivation) inSystem(abs string) bool {
 // granted reports whether an approved grant covers op on abs.
 func (dv *derivation) granted(abs string, op policy.Op) bool {
 	for _, g := range dv.grants {
-		if within(abs, g.Path) && (op == policy.Read || g.Op == policy.Write) {
+		if abspath.Within(abs, g.Path) && (op == policy.Read || g.Op == policy.Write) {
 			return true
 		}
 	}
@@ -344,12 +345,12 @@ func (dv *derivation) candidates() {
 	for _, s := range dv.system {
 		sp := SpecialNone
 		switch {
-		case within(s, "/dev"):
+		case abspath.Within(s, "/dev"):
 			sp = SpecialDevice
 			if s == "/dev/null" || s == "/dev/zero" || s == "/dev/full" {
 				wr = append(wr, cand{path: s, source: "device", special: sp})
 			}
-		case within(s, "/proc"):
+		case abspath.Within(s, "/proc"):
 			sp = SpecialProc
 		}
 		rd = append(rd, cand{path: s, source: "system", special: sp, check: true})
@@ -436,7 +437,7 @@ func (dv *derivation) literalPath(p *policy.Pattern) (string, bool) {
 		b := p.Base()
 		return b, b != ""
 	case policy.PatternRelative:
-		return join(dv.root, p.Base()), true
+		return abspath.Join(dv.root, p.Base()), true
 	}
 	return "", false
 }
@@ -445,13 +446,13 @@ func (dv *derivation) literalPath(p *policy.Pattern) (string, bool) {
 // write grant gives read too).
 func (dv *derivation) inRegion(abs string, op policy.Op) bool {
 	for _, a := range dv.write {
-		if within(abs, a.Path) {
+		if abspath.Within(abs, a.Path) {
 			return true
 		}
 	}
 	if op == policy.Read {
 		for _, a := range dv.read {
-			if within(abs, a.Path) {
+			if abspath.Within(abs, a.Path) {
 				return true
 			}
 		}
@@ -567,7 +568,7 @@ func (dv *derivation) findMasks() error {
 }
 
 func (dv *derivation) mayMatchBelow(p *policy.Pattern, dir string) bool {
-	rel, inside := "", within(dir, dv.root)
+	rel, inside := "", abspath.Within(dir, dv.root)
 	if inside {
 		rel = relTo(dv.root, dir)
 	}
@@ -599,7 +600,7 @@ func (dv *derivation) rootInstance(p *policy.Pattern) (string, bool) {
 	if s == "" || hasGlobMeta(s) {
 		return "", false
 	}
-	return join(dv.root, s), true
+	return abspath.Join(dv.root, s), true
 }
 
 // literal handles a literal path of a non-permitting rule: a mask when it
@@ -654,7 +655,7 @@ func (dv *derivation) placeholder(target string, r policy.Rule) {
 	}
 	first := target
 	for {
-		par := parent(first)
+		par := abspath.Parent(first)
 		fi, err := os.Lstat(par)
 		if err == nil {
 			if !fi.IsDir() {
@@ -667,7 +668,7 @@ func (dv *derivation) placeholder(target string, r policy.Rule) {
 		}
 		first = par
 	}
-	if !dv.inRegion(parent(first), policy.Write) || !dv.inRegion(first, policy.Write) {
+	if !dv.inRegion(abspath.Parent(first), policy.Write) || !dv.inRegion(first, policy.Write) {
 		return
 	}
 	kind := ReadOnly
@@ -702,7 +703,7 @@ func (dv *derivation) defaultShift() {
 			list = dv.write
 		}
 		for _, a := range list {
-			if !below(dv.root, a.Path) || dv.permitted(dv.root, op) {
+			if !abspath.Below(dv.root, a.Path) || dv.permitted(dv.root, op) {
 				continue
 			}
 			kind := ReadOnly
@@ -742,7 +743,7 @@ func (dv *derivation) sockets() {
 			if n++; n > maxSocketEntries {
 				return
 			}
-			p := join(dir, e.Name())
+			p := abspath.Join(dir, e.Name())
 			switch {
 			case e.Type()&fs.ModeSocket != 0:
 				if !dv.permitted(p, policy.Write) {
@@ -779,12 +780,12 @@ func (dv *derivation) pruneMasks() []Mask {
 		for _, a := range out {
 			// A placeholder is covered by any mask: nothing can be
 			// created below one.
-			if !below(m.Path, a.Path) || (a.Kind != Hide && m.Kind == Hide && m.Exists) {
+			if !abspath.Below(m.Path, a.Path) || (a.Kind != Hide && m.Kind == Hide && m.Exists) {
 				continue
 			}
 			reopened := false
 			for _, g := range slices.Concat(dv.read, dv.write) {
-				if below(g.Path, a.Path) && within(m.Path, g.Path) {
+				if abspath.Below(g.Path, a.Path) && abspath.Within(m.Path, g.Path) {
 					reopened = true
 					break
 				}
@@ -810,12 +811,12 @@ func (dv *derivation) pruneGrants(list []Access, masks []Mask) []Access {
 		redundant := false
 		for _, b := range list {
 			// A grant below "/" is kept: containers cannot bind "/".
-			if b.Path == a.Path || b.Path == "/" || !below(a.Path, b.Path) || b.Special != a.Special {
+			if b.Path == a.Path || b.Path == "/" || !abspath.Below(a.Path, b.Path) || b.Special != a.Special {
 				continue
 			}
 			between := false
 			for _, m := range masks {
-				if below(m.Path, b.Path) && within(a.Path, m.Path) {
+				if abspath.Below(m.Path, b.Path) && abspath.Within(a.Path, m.Path) {
 					between = true
 					break
 				}
@@ -841,7 +842,7 @@ func (dv *derivation) searchScope(pats []scan.Pattern, patRules []int) []string 
 	scope := []string{dv.root}
 	add := func(p string) {
 		for _, s := range scope {
-			if within(p, s) {
+			if abspath.Within(p, s) {
 				return
 			}
 		}
@@ -858,7 +859,7 @@ func (dv *derivation) searchScope(pats []scan.Pattern, patRules []int) []string 
 	}
 	if dv.home != "" {
 		for _, a := range all {
-			if a.Special == SpecialNone && !dv.inSystem(dv.home) && within(dv.home, a.Path) {
+			if a.Special == SpecialNone && !dv.inSystem(dv.home) && abspath.Within(dv.home, a.Path) {
 				add(dv.home)
 				break
 			}
@@ -893,7 +894,7 @@ func (dv *derivation) searchScope(pats []scan.Pattern, patRules []int) []string 
 				seen[a.Path] = true
 				inScope := false
 				for _, s := range scope {
-					if within(a.Path, s) {
+					if abspath.Within(a.Path, s) {
 						inScope = true
 						break
 					}
@@ -903,10 +904,10 @@ func (dv *derivation) searchScope(pats []scan.Pattern, patRules []int) []string 
 				}
 				if pt.Kind() == policy.PatternAbsolute {
 					b := pt.Base()
-					if b == "" || (!within(b, a.Path) && !within(a.Path, b)) {
+					if b == "" || (!abspath.Within(b, a.Path) && !abspath.Within(a.Path, b)) {
 						continue // cannot match in this grant
 					}
-					if slices.ContainsFunc(scope, func(s string) bool { return within(b, s) }) {
+					if abspath.WithinAny(b, scope) {
 						continue
 					}
 				}
@@ -939,10 +940,10 @@ func pins(pr *Profile) []string {
 	}
 	set := map[string]bool{}
 	for _, m := range pr.Masks {
-		for d := parent(m.Path); ; d = parent(d) {
+		for d := abspath.Parent(m.Path); ; d = abspath.Parent(d) {
 			if k, ok := kind[d]; ok && d != m.Path {
 				if k == 2 {
-					for q := parent(m.Path); q != d; q = parent(q) {
+					for q := abspath.Parent(m.Path); q != d; q = abspath.Parent(q) {
 						set[q] = true
 					}
 				}
@@ -966,10 +967,10 @@ func pins(pr *Profile) []string {
 func boundary(pr *Profile, p string) (top string, writable bool) {
 	best := -1
 	consider := func(q string, w bool) {
-		if !below(p, q) {
+		if !abspath.Below(p, q) {
 			return
 		}
-		if d := depth(q); d > best || (d == best && !w) {
+		if d := abspath.Depth(q); d > best || (d == best && !w) {
 			best, top, writable = d, q, w
 		}
 	}
@@ -990,8 +991,8 @@ func boundary(pr *Profile, p string) (top string, writable bool) {
 		}
 	}
 	for _, m := range pr.Masks {
-		if below(p, m.Path) && depth(m.Path) >= best {
-			best, top, writable = depth(m.Path), m.Path, false
+		if abspath.Below(p, m.Path) && abspath.Depth(m.Path) >= best {
+			best, top, writable = abspath.Depth(m.Path), m.Path, false
 		}
 	}
 	return top, writable
@@ -1003,13 +1004,13 @@ func listings(pr *Profile, lc *listCache) []Listing {
 	set := map[string]bool{}
 	for _, m := range pr.Masks {
 		for _, a := range slices.Concat(pr.Read, pr.Write) {
-			if !a.Exists || !a.Dir || !below(m.Path, a.Path) {
+			if !a.Exists || !a.Dir || !abspath.Below(m.Path, a.Path) {
 				continue
 			}
 			if m.Kind != Hide && !slices.ContainsFunc(pr.Write, func(w Access) bool { return w.Path == a.Path }) {
 				continue // a read-only mask does not restrict a read grant
 			}
-			for d := parent(m.Path); within(d, a.Path); d = parent(d) {
+			for d := abspath.Parent(m.Path); abspath.Within(d, a.Path); d = abspath.Parent(d) {
 				set[d] = true
 				if d == "/" {
 					break
@@ -1060,10 +1061,10 @@ func (dv *derivation) profileRules() []Rule {
 		case policy.PatternRelative:
 			pr.Form = "relative"
 			if pt.Literal() {
-				pr.Path = join(dv.root, pt.Base())
+				pr.Path = abspath.Join(dv.root, pt.Base())
 				break
 			}
-			pr.Base = join(dv.root, pt.Base())
+			pr.Base = abspath.Join(dv.root, pt.Base())
 			pr.Glob = globTail(path.Clean(written))
 		default:
 			pr.Form = "name"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -123,14 +124,14 @@ func TestGolden(t *testing.T) {
 // splits in Landlock) left out, so the files do not depend on the host.
 func renderAll(t *testing.T, pr *Profile, base string) string {
 	host := func(p string) bool {
-		return !within(p, base) && !within(p, "/dev") && !within(p, "/proc") && p != "/" && p != parent(base) && !within(base, p)
+		return !abspath.Within(p, base) && !abspath.Within(p, "/dev") && !abspath.Within(p, "/proc") && p != "/" && p != abspath.Parent(base) && !abspath.Within(base, p)
 	}
 	var b strings.Builder
 	q := pr.clone()
 	q.Dirs = nil
 	omitted := 0
 	for _, d := range pr.Dirs {
-		if !within(d.Path, base) {
+		if !abspath.Within(d.Path, base) {
 			omitted++
 			continue
 		}
@@ -178,7 +179,7 @@ func renderAll(t *testing.T, pr *Profile, base string) string {
 	}
 	b.WriteString("-- fidelity\n")
 	for _, e := range rs.Fidelity.Elements {
-		if p, ok := strings.CutPrefix(e.Subject, "split "); ok && !within(p, base) && p != "/" {
+		if p, ok := strings.CutPrefix(e.Subject, "split "); ok && !abspath.Within(p, base) && p != "/" {
 			continue
 		}
 		b.WriteString(e.String() + "\n")

@@ -8,6 +8,7 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -307,7 +308,7 @@ func (lr *landlockRender) maskAt(p string) (Mask, bool) {
 func (lr *landlockRender) restricting(dir string, acc landlock.AccessFSSet, strict bool) []Mask {
 	var out []Mask
 	for _, m := range lr.pr.Masks {
-		if !within(m.Path, dir) || (strict && m.Path == dir) {
+		if !abspath.Within(m.Path, dir) || (strict && m.Path == dir) {
 			continue
 		}
 		if acc&^allowedAt(m, m.Dir) != 0 {
@@ -388,10 +389,10 @@ func (lr *landlockRender) split(dir string, acc landlock.AccessFSSet, masks []Ma
 		if e.Type == TypeSymlink {
 			continue // never grant through a link: its target is granted (or not) on its own
 		}
-		cp := join(dir, e.Name)
+		cp := abspath.Join(dir, e.Name)
 		var sub []Mask
 		for _, m := range masks {
-			if within(m.Path, cp) {
+			if abspath.Within(m.Path, cp) {
 				sub = append(sub, m)
 			}
 		}

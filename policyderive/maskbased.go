@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -61,12 +62,12 @@ func systemOverlap(pr *Profile, r Rule) bool {
 		return true
 	}
 	for _, s := range pr.Scope {
-		if within(r.Base, s) {
+		if abspath.Within(r.Base, s) {
 			return false // the glob's base was searched, System trees below it included
 		}
 	}
 	for _, s := range pr.System {
-		if within(s, r.Base) || within(r.Base, s) {
+		if abspath.Within(s, r.Base) || abspath.Within(r.Base, s) {
 			return true
 		}
 	}
@@ -84,11 +85,11 @@ func newPathsPossible(pr *Profile, r Rule) bool {
 		case "name":
 			return true
 		case "relative":
-			if within(w.Path, pr.Root) || within(pr.Root, w.Path) {
+			if abspath.Within(w.Path, pr.Root) || abspath.Within(pr.Root, w.Path) {
 				return true
 			}
 		default:
-			if within(w.Path, r.Base) || within(r.Base, w.Path) {
+			if abspath.Within(w.Path, r.Base) || abspath.Within(r.Base, w.Path) {
 				return true
 			}
 		}
@@ -154,7 +155,7 @@ func kindName(m Mask) string {
 func systemTrees(pr *Profile) []string {
 	var out []string
 	for _, s := range pr.System {
-		if !within(s, "/dev") && !within(s, "/proc") {
+		if !abspath.Within(s, "/dev") && !abspath.Within(s, "/proc") {
 			out = append(out, s)
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // This file holds small models of the backends' semantics, used by the
@@ -35,7 +37,7 @@ type mountTable struct {
 // is p or an ancestor).
 func (mt *mountTable) lookup(p string) *mnt {
 	for i := len(mt.ms) - 1; i >= 0; i-- {
-		if within(p, mt.ms[i].dest) {
+		if abspath.Within(p, mt.ms[i].dest) {
 			return &mt.ms[i]
 		}
 	}
@@ -163,7 +165,7 @@ func ociTable(ms []specs.Mount) (*mountTable, error) {
 	mt := &mountTable{ms: []mnt{{dest: "/"}}}
 	last := -1
 	for _, m := range ms {
-		if d := depth(m.Destination); d < last {
+		if d := abspath.Depth(m.Destination); d < last {
 			return nil, fmt.Errorf("mount %s out of depth order", m.Destination)
 		} else {
 			last = d
@@ -194,7 +196,7 @@ type landlockModel struct {
 func (m landlockModel) rights(p string, dirOnly bool) landlock.AccessFSSet {
 	acc := ^m.rs.HandledFS
 	for _, r := range m.rs.FS {
-		if r.Dir && within(p, r.Path) || !r.Dir && !dirOnly && p == r.Path {
+		if r.Dir && abspath.Within(p, r.Path) || !r.Dir && !dirOnly && p == r.Path {
 			acc |= r.Access
 		}
 	}
@@ -213,7 +215,7 @@ func (m landlockModel) read(p string, dir bool) bool {
 // write reports whether the sandbox can modify p: write or truncate an
 // existing file, remove or rename an existing entry, create a new one.
 func (m landlockModel) write(p string, exists, dir bool) bool {
-	par := m.rights(parent(p), true)
+	par := m.rights(abspath.Parent(p), true)
 	if !exists {
 		return par&(landlockCreate) != 0
 	}

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"slices"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // mountKind is one kind of mount operation of a mount-based rendering.
@@ -59,10 +61,10 @@ func mountPlan(pr *Profile, system, bindRoot bool) (ops []mountOp, rootBind moun
 	// a write grant above it with no mask in between.
 	writeCovers := func(p string) bool {
 		for w := range rw {
-			if !within(p, w) || (w == "/" && (!bindRoot || within(p, "/tmp"))) {
+			if !abspath.Within(p, w) || (w == "/" && (!bindRoot || abspath.Within(p, "/tmp"))) {
 				continue
 			}
-			if !slices.ContainsFunc(pr.Masks, func(m Mask) bool { return within(m.Path, w) && within(p, m.Path) }) {
+			if !slices.ContainsFunc(pr.Masks, func(m Mask) bool { return abspath.Within(m.Path, w) && abspath.Within(p, m.Path) }) {
 				return true
 			}
 		}
@@ -72,14 +74,14 @@ func mountPlan(pr *Profile, system, bindRoot bool) (ops []mountOp, rootBind moun
 		if !a.Exists || a.Special != SpecialNone || a.Path == "/" || writeCovers(a.Path) {
 			continue
 		}
-		if a.Source == "system" && (!system || covered && !within(a.Path, "/tmp")) {
+		if a.Source == "system" && (!system || covered && !abspath.Within(a.Path, "/tmp")) {
 			continue
 		}
 		ops = append(ops, mountOp{kind: mountRO, path: a.Path, source: a.Source})
 	}
 	if system && !covered {
 		for _, l := range pr.Links {
-			if within(l.Path, "/dev") || within(l.Path, "/proc") {
+			if abspath.Within(l.Path, "/dev") || abspath.Within(l.Path, "/proc") {
 				continue
 			}
 			ops = append(ops, mountOp{kind: mountLink, path: l.Path, target: l.Target, source: "system"})
@@ -108,7 +110,7 @@ func mountPlan(pr *Profile, system, bindRoot bool) (ops []mountOp, rootBind moun
 		ops = append(ops, mountOp{kind: k, path: m.Path, source: "mask", placeholder: !m.Exists})
 	}
 	slices.SortStableFunc(ops, func(a, b mountOp) int {
-		return cmp.Or(cmp.Compare(depth(a.path), depth(b.path)), cmp.Compare(a.kind, b.kind), strings.Compare(a.path, b.path))
+		return cmp.Or(cmp.Compare(abspath.Depth(a.path), abspath.Depth(b.path)), cmp.Compare(a.kind, b.kind), strings.Compare(a.path, b.path))
 	})
 	// A placeholder is needed only where its parent is a writable host
 	// bind in this plan; elsewhere nothing could create the path, and the
@@ -116,7 +118,7 @@ func mountPlan(pr *Profile, system, bindRoot bool) (ops []mountOp, rootBind moun
 	// tmpfs (pointless).
 	out := ops[:0]
 	for i, op := range ops {
-		if op.placeholder && !writableAt(ops[:i], parent(op.path), hasRoot && bindRoot && rootBind == mountRW) {
+		if op.placeholder && !writableAt(ops[:i], abspath.Parent(op.path), hasRoot && bindRoot && rootBind == mountRW) {
 			continue
 		}
 		out = append(out, op)
@@ -128,9 +130,9 @@ func mountPlan(pr *Profile, system, bindRoot bool) (ops []mountOp, rootBind moun
 // ops (the base: "/" bound read-write when rootRW, /tmp a tmpfs).
 func writableAt(ops []mountOp, p string, rootRW bool) bool {
 	for i := len(ops) - 1; i >= 0; i-- {
-		if within(p, ops[i].path) {
+		if abspath.Within(p, ops[i].path) {
 			return ops[i].kind == mountRW || ops[i].kind == mountPin
 		}
 	}
-	return rootRW && !within(p, "/tmp") && !within(p, "/proc") && !within(p, "/dev")
+	return rootRW && !abspath.Within(p, "/tmp") && !abspath.Within(p, "/proc") && !abspath.Within(p, "/dev")
 }

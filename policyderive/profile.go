@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -404,44 +403,4 @@ func (k *keyWriter) line(tag string, vs ...any) {
 		}
 	}
 	k.b = append(k.b, '\n')
-}
-
-// within reports whether p is dir or lies below it; both absolute and
-// clean.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || (len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir)
-}
-
-// below reports whether p lies strictly below dir.
-func below(p, dir string) bool { return p != dir && within(p, dir) }
-
-// depth counts the components of a clean absolute path ("/" is 0).
-func depth(p string) int {
-	if p == "/" {
-		return 0
-	}
-	return strings.Count(p, "/")
-}
-
-// parent returns the parent of a clean absolute path ("/" for "/").
-func parent(p string) string {
-	i := strings.LastIndexByte(p, '/')
-	if i <= 0 {
-		return "/"
-	}
-	return p[:i]
-}
-
-// join joins a clean absolute directory and a relative path.
-func join(dir, rel string) string {
-	if rel == "" || rel == "." {
-		return dir
-	}
-	if dir == "/" {
-		return "/" + rel
-	}
-	return dir + "/" + rel
 }

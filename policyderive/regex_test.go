@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -79,7 +80,7 @@ func (e *filterExpr) value(params map[string]string) string {
 func (e *filterExpr) eval(t interface{ Fatalf(string, ...any) }, abs string, params map[string]string) bool {
 	switch e.op {
 	case "subpath":
-		return within(abs, e.args[0].value(params))
+		return abspath.Within(abs, e.args[0].value(params))
 	case "literal":
 		return abs == e.args[0].value(params)
 	case "regex":

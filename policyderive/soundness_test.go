@@ -1,6 +1,7 @@
 package policyderive
 
 import (
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policyderive/internal/sbplmodel"
 
 	"io/fs"
@@ -217,7 +218,7 @@ func (o *oracle) decide(abs string, op policy.Op, skip func(policy.Rule) bool) (
 
 func (o *oracle) granted(abs string, op policy.Op) bool {
 	for _, g := range o.pr.Grants {
-		if within(abs, g.Path) && (op == policy.Read || g.Op == policy.Write) {
+		if abspath.Within(abs, g.Path) && (op == policy.Read || g.Op == policy.Write) {
 			return true
 		}
 	}
@@ -225,18 +226,18 @@ func (o *oracle) granted(abs string, op policy.Op) bool {
 }
 
 func (o *oracle) inSystem(abs string) bool {
-	return slices.ContainsFunc(o.pr.System, func(s string) bool { return within(abs, s) })
+	return abspath.WithinAny(abs, o.pr.System)
 }
 
 func (o *oracle) inScope(abs string) bool {
-	return slices.ContainsFunc(o.pr.Scope, func(s string) bool { return within(abs, s) })
+	return abspath.WithinAny(abs, o.pr.Scope)
 }
 
 // permitted is the soundness oracle: the policy allows op on abs, or asks
 // and a grant approves it, or it is a read in a System tree that no rule
 // decides. Pseudo-devices are always permitted.
 func (o *oracle) permitted(abs string, op policy.Op, skip func(policy.Rule) bool) bool {
-	if within(abs, "/dev") {
+	if abspath.Within(abs, "/dev") {
 		return true
 	}
 	d, r := o.decide(abs, op, skip)
@@ -443,7 +444,7 @@ func renderViews(t *rapid.T, pr *Profile) []backendView {
 // rendering.
 func checkUsability(t *rapid.T, o *oracle, pr *Profile, views []backendView, w *world) {
 	masked := func(p string) bool {
-		return slices.ContainsFunc(pr.Masks, func(m Mask) bool { return within(p, m.Path) })
+		return slices.ContainsFunc(pr.Masks, func(m Mask) bool { return abspath.Within(p, m.Path) })
 	}
 	rootRead := slices.ContainsFunc(pr.Read, func(a Access) bool { return a.Path == pr.Root && a.Exists })
 	rootWrite := slices.ContainsFunc(pr.Write, func(a Access) bool { return a.Path == pr.Root && a.Exists })
@@ -451,8 +452,8 @@ func checkUsability(t *rapid.T, o *oracle, pr *Profile, views []backendView, w *
 		if !pb.file || masked(pb.path) {
 			continue
 		}
-		inRoot := within(pb.path, pr.Root)
-		inSys := slices.ContainsFunc(pr.Read, func(a Access) bool { return a.Source == "system" && a.Exists && within(pb.path, a.Path) })
+		inRoot := abspath.Within(pb.path, pr.Root)
+		inSys := slices.ContainsFunc(pr.Read, func(a Access) bool { return a.Source == "system" && a.Exists && abspath.Within(pb.path, a.Path) })
 		for _, op := range []policy.Op{policy.Read, policy.Write} {
 			switch {
 			case op == policy.Read && (inSys || inRoot && rootRead):
@@ -488,7 +489,7 @@ func checkPins(t *rapid.T, pr *Profile, views []backendView) {
 		if !writable || !m.Exists {
 			continue
 		}
-		for d := m.Path; below(d, top); d = parent(d) {
+		for d := m.Path; abspath.Below(d, top); d = abspath.Parent(d) {
 			if d != m.Path {
 				require.Contains(t, pr.Pinned, d, "ancestor of mask %s not pinned", m.Path)
 			}

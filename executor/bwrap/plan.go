@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -178,7 +179,7 @@ func lastMount(ops []option, dest string, exact bool) int {
 		if o.kind == opOther || o.kind == opRemount || o.kind == opSymlink {
 			continue
 		}
-		if exact && o.dest == dest || !exact && within(dest, o.dest) {
+		if exact && o.dest == dest || !exact && abspath.Within(dest, o.dest) {
 			return i
 		}
 	}
@@ -225,13 +226,4 @@ func assess(pl *plan, pr *policyderive.Profile) {
 	pl.looser = fid.Looser()
 	pl.blocking = sandboxrun.Gaps(fid.Blocking())
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
-}
-
-// within reports whether p is dir or lies below it; both absolute and
-// clean.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
 }

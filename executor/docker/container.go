@@ -21,6 +21,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -90,7 +91,7 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 		// The engine refuses private propagation for a bind that holds
 		// its data root (its containers' mounts would be pinned there);
 		// aroundDataRoot left only binds whose host mount propagates.
-		if m.Type == mount.TypeBind && x.eng.rootDir != "" && within(x.eng.rootDir, m.Source) {
+		if m.Type == mount.TypeBind && x.eng.rootDir != "" && abspath.Within(x.eng.rootDir, m.Source) {
 			bo := *m.BindOptions
 			bo.Propagation = mount.PropagationRSlave
 			dms[i].BindOptions = &bo
@@ -150,7 +151,7 @@ func (x *Executor) withoutVanished(sp *spec, pr *policyderive.Profile) *spec {
 // contains p strictly (mounts are ordered by depth), or -1.
 func enclosing(ms []mount.Mount, p string) int {
 	for i := len(ms) - 1; i >= 0; i-- {
-		if below(p, ms[i].Target) {
+		if abspath.Below(p, ms[i].Target) {
 			return i
 		}
 	}
@@ -191,7 +192,7 @@ func bindExtraSystem(pr *policyderive.Profile, p *policy.Policy) *policyderive.P
 	q := *pr
 	q.Read = slices.Clone(pr.Read)
 	for i, a := range q.Read {
-		if a.Source == "system" && slices.ContainsFunc(extra, func(e string) bool { return within(a.Path, e) }) {
+		if a.Source == "system" && abspath.WithinAny(a.Path, extra) {
 			q.Read[i].Source = "system (not a default system path: bound from the host)"
 		}
 	}
@@ -236,13 +237,13 @@ func (x *Executor) hostTop(pr *policyderive.Profile, ms []specs.Mount, fid *poli
 			!(e.IsDir() || e.Type().IsRegular()) {
 			continue
 		}
-		if slices.ContainsFunc(ms, func(m specs.Mount) bool { return within(p, m.Destination) }) {
+		if slices.ContainsFunc(ms, func(m specs.Mount) bool { return abspath.Within(p, m.Destination) }) {
 			continue
 		}
 		ms = append(ms, specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", mode, "rprivate", "nosuid", "nodev"}})
 		added = append(added, p)
 	}
-	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return abspath.Depth(a.Destination) - abspath.Depth(b.Destination) })
 	for i, e := range fid.Elements {
 		if e.Subject == "read /" && e.Class == policyderive.Stricter {
 			what := "the host's top-level entries except /proc, /dev, /sys, /tmp and symbolic links"
@@ -288,7 +289,7 @@ func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []sp
 	}
 	socks := x.engineSockets()
 	if len(socks) == 0 {
-		slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+		slices.SortStableFunc(ms, func(a, b specs.Mount) int { return abspath.Depth(a.Destination) - abspath.Depth(b.Destination) })
 		return ms
 	}
 	out := ms[:0]
@@ -303,7 +304,7 @@ func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []sp
 	ms = out
 	for _, s := range socks {
 		for _, m := range slices.Clone(ms) {
-			if m.Type != "bind" || !within(s, m.Source) {
+			if m.Type != "bind" || !abspath.Within(s, m.Source) {
 				continue
 			}
 			dst := m.Destination + strings.TrimPrefix(s, m.Source)
@@ -318,7 +319,7 @@ func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []sp
 				Detail: "a container engine's socket, hidden (/dev/null bound over it) whatever the policy grants"})
 		}
 	}
-	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return depth(a.Destination) - depth(b.Destination) })
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return abspath.Depth(a.Destination) - abspath.Depth(b.Destination) })
 	return ms
 }
 
@@ -547,26 +548,6 @@ func (x *Executor) breakBox(b *box, why string) string {
 	return "the session's container " + shortID(b.id) + " was killed: " + why
 }
 
-// depth counts the components of a clean absolute path ("/" is 0).
-func depth(p string) int {
-	if p == "/" {
-		return 0
-	}
-	return strings.Count(p, "/")
-}
-
-// within reports whether p is dir or lies below it; both absolute and
-// clean.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
-}
-
-// below reports whether p lies strictly below dir.
-func below(p, dir string) bool { return p != dir && within(p, dir) }
-
 // maxSplit bounds the binds one split around the engine's data root may
 // make; a bind needing more is left out.
 const maxSplit = 4096
@@ -584,7 +565,7 @@ func (x *Executor) aroundDataRoot(ms []specs.Mount, r string, fid *policyderive.
 		return slices.ContainsFunc(ms, func(o specs.Mount) bool { return o.Destination == dst })
 	}
 	for {
-		i := slices.IndexFunc(ms, func(m specs.Mount) bool { return m.Type == "bind" && below(r, m.Source) })
+		i := slices.IndexFunc(ms, func(m specs.Mount) bool { return m.Type == "bind" && abspath.Below(r, m.Source) })
 		if i < 0 {
 			return ms
 		}
@@ -619,7 +600,7 @@ func (x *Executor) aroundDataRoot(ms []specs.Mount, r string, fid *policyderive.
 				switch {
 				case s == r:
 					continue
-				case below(r, s):
+				case abspath.Below(r, s):
 					if !at(d) && !walk(s, d) {
 						return false
 					}

@@ -6,6 +6,8 @@ import (
 	"bufio"
 	"os"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // hostPropagates reports whether the host mount that holds p is shared or
@@ -26,7 +28,7 @@ func hostPropagates(p string) bool {
 			continue
 		}
 		mp := unescapeMountinfo(fields[4])
-		if !within(p, mp) || len(mp) < len(best) {
+		if !abspath.Within(p, mp) || len(mp) < len(best) {
 			continue
 		}
 		best, prop = mp, false

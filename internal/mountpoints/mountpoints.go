@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -69,8 +70,8 @@ func (r *Registry) Over(pr *policyderive.Profile) *policyderive.Profile {
 		// pr was derived while p existed: it masks or pins something at
 		// or in p other than the placeholder itself.
 		stale := slices.ContainsFunc(pr.Masks, func(m policyderive.Mask) bool {
-			return within(m.Path, p) && (m.Path != p || m.Exists)
-		}) || slices.ContainsFunc(pr.Pinned, func(d string) bool { return within(d, p) })
+			return abspath.Within(m.Path, p) && (m.Path != p || m.Exists)
+		}) || slices.ContainsFunc(pr.Pinned, func(d string) bool { return abspath.Within(d, p) })
 		if stale {
 			hits = append(hits, e.mask)
 		}
@@ -84,10 +85,10 @@ func (r *Registry) Over(pr *policyderive.Profile) *policyderive.Profile {
 	q.Read = slices.Clone(pr.Read)
 	q.Write = slices.Clone(pr.Write)
 	for _, h := range hits {
-		q.Masks = slices.DeleteFunc(q.Masks, func(m policyderive.Mask) bool { return within(m.Path, h.Path) })
-		q.Pinned = slices.DeleteFunc(q.Pinned, func(d string) bool { return within(d, h.Path) })
-		q.Read = slices.DeleteFunc(q.Read, func(a policyderive.Access) bool { return below(a.Path, h.Path) })
-		q.Write = slices.DeleteFunc(q.Write, func(a policyderive.Access) bool { return below(a.Path, h.Path) })
+		q.Masks = slices.DeleteFunc(q.Masks, func(m policyderive.Mask) bool { return abspath.Within(m.Path, h.Path) })
+		q.Pinned = slices.DeleteFunc(q.Pinned, func(d string) bool { return abspath.Within(d, h.Path) })
+		q.Read = slices.DeleteFunc(q.Read, func(a policyderive.Access) bool { return abspath.Below(a.Path, h.Path) })
+		q.Write = slices.DeleteFunc(q.Write, func(a policyderive.Access) bool { return abspath.Below(a.Path, h.Path) })
 		q.Masks = append(q.Masks, h)
 	}
 	slices.SortFunc(q.Masks, func(a, b policyderive.Mask) int { return strings.Compare(a.Path, b.Path) })
@@ -97,7 +98,7 @@ func (r *Registry) Over(pr *policyderive.Profile) *policyderive.Profile {
 // writableBelow reports whether p lies strictly inside a write grant of pr.
 func writableBelow(pr *policyderive.Profile, p string) bool {
 	return slices.ContainsFunc(pr.Write, func(a policyderive.Access) bool {
-		return a.Exists && a.Dir && a.Special == policyderive.SpecialNone && below(p, a.Path)
+		return a.Exists && a.Dir && a.Special == policyderive.SpecialNone && abspath.Below(p, a.Path)
 	})
 }
 
@@ -149,15 +150,3 @@ func (r *Registry) Release(masks []policyderive.Mask) []string {
 	}
 	return left
 }
-
-// within reports whether p is dir or lies below it; both absolute and
-// clean.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
-}
-
-// below reports whether p lies strictly below dir.
-func below(p, dir string) bool { return p != dir && within(p, dir) }

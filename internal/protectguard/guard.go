@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -223,18 +224,10 @@ func mergeTrees(trees []string) []string {
 	trees = slices.Compact(trees)
 	var out []string
 	for _, t := range trees {
-		if len(out) > 0 && within(t, out[len(out)-1]) {
+		if len(out) > 0 && abspath.Within(t, out[len(out)-1]) {
 			continue
 		}
 		out = append(out, t)
 	}
 	return out
-}
-
-// within reports whether p is dir or lies below it (both clean, absolute).
-func within(p, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return p == dir || (strings.HasPrefix(p, dir) && p[len(dir)] == '/')
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // repair walks the trees again and undoes every difference from the
@@ -72,7 +74,7 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			if c.kind == kindDir {
 				n := 0
 				for _, q := range curPaths {
-					if q != p && within(q, p) {
+					if q != p && abspath.Within(q, p) {
 						n++
 					}
 				}
@@ -150,7 +152,7 @@ func sortedKeys(m map[string]*entry) []string {
 
 func underAny(p string, tops []string) bool {
 	for _, t := range tops {
-		if p != t && within(p, t) {
+		if p != t && abspath.Within(p, t) {
 			return true
 		}
 	}
@@ -160,7 +162,7 @@ func underAny(p string, tops []string) bool {
 // components splits path, which lies in tree, into the components below
 // the tree.
 func components(tree, path string) ([]string, error) {
-	if !within(path, tree) || path == tree {
+	if !abspath.Within(path, tree) || path == tree {
 		return nil, fmt.Errorf("%q is not below the watched tree %q", path, tree)
 	}
 	rest := strings.TrimPrefix(path[len(tree):], "/")

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -207,7 +208,7 @@ func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
 		default:
 			c.kind = kindOther
 		}
-		abs := join(dir, c.name)
+		abs := abspath.Join(dir, c.name)
 		for i, r := range sc.g.rules {
 			if matchChild(r, abs, c.name, sc.g) {
 				c.rule = i
@@ -250,7 +251,7 @@ func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
 		if c.rule < 0 && (c.kind != kindDir || !c.below) {
 			continue
 		}
-		abs := join(dir, c.name)
+		abs := abspath.Join(dir, c.name)
 		var cst unix.Stat_t
 		if err := unix.Lstat(abs, &cst); err != nil {
 			continue // gone meanwhile
@@ -302,7 +303,7 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			if err := sc.tick(); err != nil {
 				return err
 			}
-			abs := join(path, c.name)
+			abs := abspath.Join(path, c.name)
 			var cst unix.Stat_t
 			if err := unix.Lstat(abs, &cst); err != nil {
 				continue
@@ -371,12 +372,4 @@ func (sc *scanner) hash(path string, e *entry) error {
 	}
 	sc.newFiles[path] = &fileHash{ino: e.ino, dev: e.dev, size: e.size, mtime: e.mtime, ctime: e.ctime, readAt: sc.now, hash: e.hash, data: data, kept: keep}
 	return nil
-}
-
-// join joins a clean absolute directory and a name.
-func join(dir, name string) string {
-	if dir == "/" {
-		return "/" + name
-	}
-	return dir + "/" + name
 }

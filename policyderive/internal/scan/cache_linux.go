@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // platformCache is the inotify state of a Cache.
@@ -170,7 +172,7 @@ func (c *Cache) mountsChanged() {
 	p.mounts = mounts
 	for path := range c.trees {
 		for _, mp := range changed {
-			if within(mp, path) || within(path, mp) {
+			if abspath.Within(mp, path) || abspath.Within(path, mp) {
 				c.log.Debug("mask search cache: mount changed in tree", "tree", path, "mount", mp)
 				c.dropTree(path)
 				break

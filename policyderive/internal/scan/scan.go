@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // Pattern is one pattern to search for. Its functions must be safe for
@@ -254,7 +256,7 @@ func validate(req *Request) (ws string, roots []string, err error) {
 	for _, r := range roots {
 		covered := false
 		for _, o := range roots {
-			if o != r && r != ws && within(r, o) {
+			if o != r && r != ws && abspath.Within(r, o) {
 				covered = true
 				break
 			}
@@ -264,20 +266,4 @@ func validate(req *Request) (ws string, roots []string, err error) {
 		}
 	}
 	return ws, out, nil
-}
-
-// within reports whether p is dir or below it; both are clean and absolute.
-func within(p, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return p == dir || (strings.HasPrefix(p, dir) && p[len(dir)] == '/')
-}
-
-// join joins a clean absolute directory and a name.
-func join(dir, name string) string {
-	if dir == "/" {
-		return "/" + name
-	}
-	return dir + "/" + name
 }

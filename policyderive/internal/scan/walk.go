@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 )
 
 // node is one directory of a searched tree. A Cache keeps nodes between
@@ -172,9 +174,9 @@ func newSearch(ctx context.Context, req *Request, c *Cache) (*search, error) {
 		}
 	}
 	for _, r := range roots {
-		wr := &walkRoot{path: r, inside: ws != "" && within(r, ws)}
+		wr := &walkRoot{path: r, inside: ws != "" && abspath.Within(r, ws)}
 		for _, o := range roots {
-			if o != r && within(o, r) {
+			if o != r && abspath.Within(o, r) {
 				if wr.skip == nil {
 					wr.skip = map[string]bool{}
 				}
@@ -397,7 +399,7 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 	for _, e := range n.entries {
 		var abs, rel string
 		if needPath || e.typ == TypeDir {
-			abs = join(n.path, e.name)
+			abs = abspath.Join(n.path, e.name)
 			rel = s.rel(wr, abs)
 		}
 		var hit patset // allocated on the first hit only
@@ -418,7 +420,7 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 		}
 		if hit != nil {
 			if abs == "" {
-				abs = join(n.path, e.name)
+				abs = abspath.Join(n.path, e.name)
 				rel = s.rel(wr, abs)
 			}
 			n.matches = append(n.matches, Match{Path: abs, Rel: rel, Inside: wr.inside, Type: e.typ, Patterns: hit.list()})

@@ -1,0 +1,57 @@
+// Package abspath has the few operations on clean absolute paths that the
+// derivation, the backends and the protected-path guard all need, with
+// one answer for "/": string operations, no system calls.
+package abspath
+
+import "strings"
+
+// Within reports whether p is dir or lies below it; both absolute and
+// clean. Everything absolute lies within "/".
+func Within(p, dir string) bool {
+	if dir == "/" {
+		return strings.HasPrefix(p, "/")
+	}
+	return p == dir || len(p) > len(dir) && p[len(dir)] == '/' && p[:len(dir)] == dir
+}
+
+// Below reports whether p lies strictly below dir.
+func Below(p, dir string) bool { return p != dir && Within(p, dir) }
+
+// WithinAny reports whether p lies within one of dirs.
+func WithinAny(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if Within(p, d) {
+			return true
+		}
+	}
+	return false
+}
+
+// Depth counts the components of a clean absolute path ("/" is 0).
+func Depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// Parent returns the parent of a clean absolute path ("/" for "/").
+func Parent(p string) string {
+	i := strings.LastIndexByte(p, '/')
+	if i <= 0 {
+		return "/"
+	}
+	return p[:i]
+}
+
+// Join joins a clean absolute directory and a clean relative path (""
+// and "." are dir itself).
+func Join(dir, rel string) string {
+	if rel == "" || rel == "." {
+		return dir
+	}
+	if dir == "/" {
+		return "/" + rel
+	}
+	return dir + "/" + rel
+}
