@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// ErrClosed is wrapped by the error of Run and Start on an executor that
+// was closed.
+var ErrClosed = errors.New("executor closed")
+
 // UnavailableError reports a backend that cannot run on this host at all. It
 // unwraps to errors.ErrUnsupported (and to Err, when set).
 type UnavailableError struct {

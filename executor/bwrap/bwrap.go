@@ -241,7 +241,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	select {
 	case <-x.closed:
-		return nil, fmt.Errorf("bwrap executor: %w", launcher.ErrClosed)
+		return nil, fmt.Errorf("bwrap executor: %w", executor.ErrClosed)
 	default:
 	}
 	if err := ctx.Err(); err != nil {

@@ -23,8 +23,9 @@ import (
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
-// ErrClosed is returned by Run and Start after Close.
-var ErrClosed = errors.New("docker executor: closed")
+// ErrClosed is returned by Run and Start after Close: executor.ErrClosed,
+// under this package's name.
+var ErrClosed = fmt.Errorf("docker executor: %w", executor.ErrClosed)
 
 // Executor runs commands in a Docker container, one container per
 // executor (a session), through the container's command runner (or one

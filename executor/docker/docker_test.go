@@ -307,6 +307,7 @@ func TestContainerReuse(t *testing.T) {
 		assert.True(t, gone(t, cli, third), "Close removes the container")
 		_, err = x.Run(context.Background(), w.req("true", nil))
 		assert.ErrorIs(t, err, docker.ErrClosed)
+		assert.ErrorIs(t, err, executor.ErrClosed)
 	})
 }
 

@@ -241,7 +241,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	select {
 	case <-x.closed:
-		return nil, fmt.Errorf("landlock executor: %w", errClosed)
+		return nil, fmt.Errorf("landlock executor: %w", executor.ErrClosed)
 	default:
 	}
 	if err := ctx.Err(); err != nil {

@@ -250,6 +250,8 @@ func TestRulesetCache(t *testing.T) {
 	assert.Equal(t, before+2, rulesetFDs(t), "two rulesets cached")
 	require.NoError(t, x.Close())
 	assert.Equal(t, before, rulesetFDs(t), "Close closes the cached rulesets")
+	_, err := x.Run(context.Background(), w.req("true", nil))
+	assert.ErrorIs(t, err, executor.ErrClosed, "a closed executor runs nothing")
 }
 
 // TestStrictRefusesOldABI pretends older kernels on this one (MaxABI):

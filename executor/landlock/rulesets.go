@@ -1,13 +1,11 @@
 package landlock
 
 import (
-	"errors"
 	"os"
 	"sync"
-)
 
-// errClosed is returned after Close.
-var errClosed = errors.New("executor closed")
+	"github.com/cordon-sandbox/cordon/executor"
+)
 
 // ruleset is what the sandbox helper applies: the Landlock ruleset
 // descriptor (nil without a Landlock layer), landlock_restrict_self's
@@ -61,7 +59,7 @@ func (c *rulesetCache) acquire(key string, build func() (*ruleset, error)) (*rul
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
-		return nil, false, errClosed
+		return nil, false, executor.ErrClosed
 	}
 	c.tick++
 	if r := c.m[key]; r != nil {

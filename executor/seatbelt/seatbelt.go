@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
@@ -316,7 +315,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	select {
 	case <-x.closed:
-		return nil, fmt.Errorf("seatbelt executor: %w", launcher.ErrClosed)
+		return nil, fmt.Errorf("seatbelt executor: %w", executor.ErrClosed)
 	default:
 	}
 	if err := ctx.Err(); err != nil {
