@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -140,11 +139,7 @@ func caseEnv(c *caseRun) {
 
 	// Twin: a plain child of the host inherits the canary, so its absence
 	// above means something.
-	out, err := exec.CommandContext(c.ctx, c.probe.path, "env").Output()
-	if err != nil {
-		c.setupf("twin: running the probe on the host: %v", err)
-	}
-	if !bytes.Contains(out, []byte(c.fx.envToken)) {
+	if out := c.hostProbe(nil, "env"); !bytes.Contains(out, []byte(c.fx.envToken)) {
 		c.setupf("twin: a plain child of the host does not see %s, so its absence proves nothing", ParentCanaryEnv)
 	}
 	c.twinf("a plain os/exec child of the host sees %s=%s", ParentCanaryEnv, c.fx.envToken)
@@ -161,12 +156,10 @@ func caseStdin(c *caseRun) {
 	c.expect(r.Values["eof"] == "true" && r.Values["bytes"] == "0", "stdin is not closed: eof %q, %q bytes read (%s)", r.Values["eof"], r.Values["bytes"], r.Err)
 
 	tok := token("stdin")
-	cmd := exec.CommandContext(c.ctx, c.probe.path, "stdin")
-	cmd.Stdin = strings.NewReader(tok)
-	out, err := cmd.Output()
+	out := c.hostProbe(strings.NewReader(tok), "stdin")
 	trecs := probe.Parse(out)
-	if err != nil || len(trecs) != 1 || trecs[0].Data != tok {
-		c.setupf("twin: the probe fed %q on stdin did not read it (%v, %q)", tok, err, clip(string(out), 200))
+	if len(trecs) != 1 || trecs[0].Data != tok {
+		c.setupf("twin: the probe fed %q on stdin did not read it (%q)", tok, clip(string(out), 200))
 	}
 	c.twinf("a plain child fed a token on stdin reads it: %q", trecs[0].Data)
 }

@@ -9,8 +9,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -173,6 +175,19 @@ func describeResult(r *executor.Result) string {
 		s += fmt.Sprintf(", stderr %q", clip(string(r.Stderr), 200))
 	}
 	return s
+}
+
+// hostProbe runs the probe as a plain child of the host, the twin of a
+// process or functional case, and returns its output; a probe that fails
+// to run is a setup error.
+func (c *caseRun) hostProbe(stdin io.Reader, args ...string) []byte {
+	cmd := exec.CommandContext(c.ctx, c.probe.path, args...)
+	cmd.Stdin = stdin
+	out, err := cmd.Output()
+	if err != nil {
+		c.setupf("twin: the probe on the host (%s): %v (%q)", strings.Join(args, " "), err, clip(string(out), 200))
+	}
+	return out
 }
 
 // records returns the probe records in res's stdout.
