@@ -98,6 +98,9 @@ type Executor struct {
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
 	bestEffort sandboxrun.BestEffortLog
 
+	pmu   sync.Mutex
+	plans map[string]*plan // by profile; see planFor
+
 	descOnce sync.Once
 	desc     executor.Capabilities
 
@@ -139,6 +142,7 @@ func New(cfg Config) (*Executor, error) {
 		tmp:      tmp,
 		rulesets: newRulesetCache(cmp.Or(cfg.Rulesets, DefaultRulesets)),
 		guards:   protectguard.NewCache(16, cfg.Logger),
+		plans:    map[string]*plan{},
 		closed:   make(chan struct{}),
 	}
 	log.Debug("landlock executor", "abi", x.feat.abi, "errata", x.feat.errata, "seccomp", x.feat.seccomp, "tmp", tmp)
@@ -251,7 +255,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if err != nil {
 		return nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
 	}
-	pl := assess(pr.WithTmpDir(x.tmp), x.feat, x.cfg)
+	pl := x.planFor(pr.WithTmpDir(x.tmp))
 	if len(pl.blocking) > 0 {
 		if !x.cfg.BestEffort {
 			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
@@ -349,6 +353,32 @@ func (r *run) helperFailed() error {
 	}
 	defer r.statusR.Close()
 	return readStatus(r.statusR)
+}
+
+// maxPlans bounds the plans kept; the cache starts over when full.
+const maxPlans = 64
+
+// planFor returns the plan of pr, assessed once per profile. The key is
+// the profile's (which names every path and rule) and whether a grant is
+// a Unix socket, which assess looks up on the host and the key does not
+// see; the ruleset key (plan.key) still looks at every rule's inode
+// before each command.
+func (x *Executor) planFor(pr *policyderive.Profile) *plan {
+	key := pr.Key() + strconv.FormatBool(namesSocket(pr))
+	x.pmu.Lock()
+	pl := x.plans[key]
+	x.pmu.Unlock()
+	if pl != nil {
+		return pl
+	}
+	pl = assess(pr, x.feat, x.cfg)
+	x.pmu.Lock()
+	if len(x.plans) >= maxPlans {
+		clear(x.plans)
+	}
+	x.plans[key] = pl
+	x.pmu.Unlock()
+	return pl
 }
 
 // end runs the guard's repair (even when ctx was cancelled) and returns
