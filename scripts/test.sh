@@ -3,21 +3,70 @@
 # Run it through scripts/with-env.sh so DOCKER_HOST and CORDON_DOCKER_IMAGE
 # are set (make test does). Knobs: PKGS (default ./...), TESTFLAGS (extra
 # go test flags, e.g. -run X -v), UNPRIV=0 skips the second run; see
-# scripts/unpriv.sh for its own.
+# scripts/unpriv.sh for its own. RERUN=0 turns off the rerun below.
+#
+# A top-level test that fails is run once more, alone (go test -count=1
+# -run '^(Name|...)$' in its package). If it passes then, the run still
+# passes, but every such test is printed as "FLAKY: pkg TestName" and
+# listed in $BUILD_DIR/flaky.txt: a flaky test is a bug to fix, and this
+# only keeps one timing flake from throwing away a whole run. A package
+# that failed without naming a failed test (a build error, a panic that
+# killed the binary, a timeout) is not rerun: it fails.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 cd "$CORDON_ROOT"
 
+mkdir -p "$BUILD_DIR"
+out="$BUILD_DIR/test.out"
+flaky="$BUILD_DIR/flaky.txt"
+: >"$flaky"
+
 rc=0
 start="$(now)"
 # shellcheck disable=SC2086 # PKGS and TESTFLAGS are word lists
-"$GO" test -count=1 ${TESTFLAGS:-} ${PKGS:-./...} || rc=$?
+"$GO" test -count=1 ${TESTFLAGS:-} ${PKGS:-./...} 2>&1 | tee "$out" || rc=$?
 log "go test: exit $rc in $(since "$start")"
+
+if [ "$rc" -ne 0 ] && [ "${RERUN:-1}" != 0 ]; then
+	# failed.txt: "pkg TestName" per failed top-level test (its "--- FAIL"
+	# line is not indented; subtests' are), attributed to the package whose
+	# "FAIL\tpkg" line follows it; bad.txt: packages that failed naming none.
+	awk '
+		/^--- FAIL: / { pending[++n] = $3; next }
+		/^FAIL\t/ {
+			pkg = $2
+			if (n == 0) { print pkg > "/dev/stderr" }
+			for (i = 1; i <= n; i++) print pkg, pending[i]
+			n = 0
+		}
+	' "$out" >"$BUILD_DIR/failed.txt" 2>"$BUILD_DIR/bad.txt"
+	if [ -s "$BUILD_DIR/bad.txt" ]; then
+		log "not rerun (failed without naming a test): $(tr '\n' ' ' <"$BUILD_DIR/bad.txt")"
+	elif [ -s "$BUILD_DIR/failed.txt" ]; then
+		rc=0
+		for pkg in $(cut -d' ' -f1 "$BUILD_DIR/failed.txt" | sort -u); do
+			names="$(awk -v p="$pkg" '$1 == p { print $2 }' "$BUILD_DIR/failed.txt" | sort -u | paste -sd'|' -)"
+			log "rerun once: $pkg -run '^($names)\$'"
+			if "$GO" test -count=1 ${TESTFLAGS:-} -run "^($names)\$" "$pkg"; then
+				for name in ${names//|/ }; do
+					printf 'FLAKY: %s %s (failed, then passed when run again alone)\n' "$pkg" "$name" | tee -a "$flaky" >&2
+				done
+			else
+				log "FAILED again on rerun: $pkg $names"
+				rc=1
+			fi
+		done
+	fi
+fi
 
 if [ "${UNPRIV:-1}" != 0 ]; then
 	urc=0
 	"$CORDON_ROOT/scripts/unpriv.sh" || urc=$?
 	[ "$urc" -eq 0 ] || rc="$urc"
+fi
+if [ -s "$flaky" ]; then
+	log "flaky tests (passed only when run again; fix them):"
+	sed 's/^/[cordon]   /' "$flaky" >&2
 fi
 exit "$rc"
