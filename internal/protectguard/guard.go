@@ -100,6 +100,9 @@ type Guard struct {
 	log   *slog.Logger
 	rules []policy.Rule
 	trees []string
+	// structure turns on protection of git directories by structure
+	// (package gitdir): on whenever the default protections are.
+	structure bool
 
 	mu     sync.Mutex
 	active int
@@ -122,6 +125,9 @@ func New(opts Options) (*Guard, error) {
 			g.rules = append(g.rules, r)
 		}
 	}
+	if p := opts.Checker.Policy(); p != nil && !p.Protect.Disabled {
+		g.structure = true
+	}
 	for _, t := range opts.Trees {
 		if !filepath.IsAbs(t) {
 			return nil, fmt.Errorf("protectguard: tree %q is not absolute", t)
@@ -129,7 +135,7 @@ func New(opts Options) (*Guard, error) {
 		g.trees = append(g.trees, filepath.Clean(t))
 	}
 	g.trees = mergeTrees(g.trees)
-	if len(g.rules) == 0 {
+	if len(g.rules) == 0 && !g.structure {
 		g.trees = nil
 	}
 	return g, nil

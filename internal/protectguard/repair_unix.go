@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/internal/gitdir"
 )
 
 // repair walks the trees again and undoes every difference from the
@@ -65,6 +67,22 @@ func (g *Guard) apply(base, cur *state) []Violation {
 		}
 		if change == "" {
 			continue
+		}
+		if b == nil && c.gitDir != "" && !base.gitDirs[c.gitDir] {
+			// A control entry of a git directory created by the
+			// command: a new repository keeps what it needs, with
+			// its config reduced to inert keys (package gitdir).
+			switch gitdir.NewRepoAction(c.gitName) {
+			case "keep":
+				continue
+			case "sanitize":
+				if p == abspath.Join(c.gitDir, "config") && c.kind == kindFile {
+					if removed, err := g.sanitizeConfig(p, c); err != nil || len(removed) > 0 {
+						add(p, c.rule, "created in a new repository", err, "reduced to inert keys (removed "+strings.Join(removed, ", ")+")")
+					}
+					continue
+				}
+			}
 		}
 		err := removePath(c.tree, p)
 		gone[p] = true
@@ -302,6 +320,46 @@ func retryWritable(dirfd int, op func() error) error {
 		return err
 	}
 	return op()
+}
+
+// sanitizeConfig rewrites the git config at path (state c) reduced to
+// inert keys, returning the keys removed. It rewrites even when nothing
+// was removed, so that git reads exactly what the sanitizer wrote.
+func (g *Guard) sanitizeConfig(path string, c *entry) ([]string, error) {
+	data := c.data
+	if !c.kept {
+		var err error
+		if data, err = readFileAt(c.tree, path, g.opts.MaxFileSize); err != nil {
+			return []string{"(unread config)"}, removePath(c.tree, path)
+		}
+	}
+	clean, removed := gitdir.Sanitize(data)
+	if string(clean) == string(data) {
+		return nil, nil
+	}
+	b := &entry{kind: kindFile, perm: c.perm & 0o666, uid: c.uid, gid: c.gid, data: clean, kept: true, tree: c.tree}
+	return removed, g.create(path, b)
+}
+
+// readFileAt reads path, in tree, without following a symbolic link,
+// refusing files larger than max.
+func readFileAt(tree, path string, max int64) ([]byte, error) {
+	fd, name, err := openParent(tree, path, false)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	ffd, err := unix.Openat(fd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(ffd), path)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err == nil && int64(len(data)) > max {
+		err = fmt.Errorf("%s: larger than %d bytes", path, max)
+	}
+	return data, err
 }
 
 // create writes b at path: a directory, a file from its copy (to a

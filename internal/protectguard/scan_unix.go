@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/internal/gitdir"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -66,12 +67,19 @@ type entry struct {
 	target   string // symbolic links
 	rule     string // the protect rule covering it
 	tree     string // the watched tree it lies in
+	// gitDir is the git directory whose control entry this is (or lies
+	// below), gitName that entry's name in it; empty for paths protected
+	// by name only.
+	gitDir, gitName string
 }
 
 // state maps absolute paths to entries: every protected top found and
 // everything below the tops that are directories.
 type state struct {
 	entries map[string]*entry
+	// gitDirs holds every git directory found (by content, see package
+	// gitdir), protected or not.
+	gitDirs map[string]bool
 }
 
 // racyWindow is how recent a change time must be for a cached listing or
@@ -95,6 +103,8 @@ type dirListing struct {
 	ctime    int64
 	readAt   int64
 	children []child
+	// gitDir reports whether the directory is a git directory by content.
+	gitDir bool
 }
 
 // child is a directory entry with what the walk decided about it, valid
@@ -123,21 +133,24 @@ func statTimes(st *unix.Stat_t) (mtime, ctime int64) {
 
 // scanner is one walk.
 type scanner struct {
-	ctx      context.Context
-	g        *Guard
-	st       *state
-	now      int64
-	count    int
-	budget   int64
-	tree     string
-	newDirs  map[string]*dirListing
-	newFiles map[string]*fileHash
+	ctx    context.Context
+	g      *Guard
+	st     *state
+	now    int64
+	count  int
+	budget int64
+	tree   string
+	// gitDir and gitName are set while recording a git directory's
+	// control entry (see walkGitDir).
+	gitDir, gitName string
+	newDirs         map[string]*dirListing
+	newFiles        map[string]*fileHash
 }
 
 // scan walks every tree and returns the protected paths' state.
 func (g *Guard) scan(ctx context.Context) (*state, error) {
 	sc := &scanner{
-		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}},
+		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}},
 		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
 		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
 	}
@@ -196,6 +209,11 @@ func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
 		return nil, err
 	}
 	l := &dirListing{ino: st.Ino, dev: uint64(st.Dev), ctime: ctime, readAt: sc.now}
+	names := make(map[string]bool, len(des))
+	for _, de := range des {
+		names[de.Name()] = de.IsDir()
+	}
+	l.gitDir = sc.g.structure && gitdir.IsGitDir(names)
 	for _, de := range des {
 		c := child{name: de.Name(), rule: -1}
 		switch t := de.Type(); {
@@ -216,7 +234,9 @@ func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
 			}
 		}
 		if c.rule < 0 && c.kind == kindDir {
-			c.below = sc.g.mayMatchBelow(abs)
+			// With git protected by structure, a git directory may
+			// be anywhere: every directory is visited.
+			c.below = sc.g.structure || sc.g.mayMatchBelow(abs)
 		}
 		l.children = append(l.children, c)
 	}
@@ -243,6 +263,9 @@ func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
 			return nil // removed meanwhile
 		}
 		return err
+	}
+	if l := sc.newDirs[dir]; l != nil && l.gitDir {
+		return sc.walkGitDir(dir, children)
 	}
 	for _, c := range children {
 		if err := sc.tick(); err != nil {
@@ -271,13 +294,53 @@ func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
 	return nil
 }
 
+// gitStructureRule names the protection of a git directory's control
+// entries in violations.
+const gitStructureRule = "git directory (control entry)"
+
+// walkGitDir visits a git directory: its control entries are recorded
+// (whatever their name), its data is skipped, and modules/ and
+// worktrees/, which hold further git directories, are walked.
+func (sc *scanner) walkGitDir(dir string, children []child) error {
+	sc.st.gitDirs[dir] = true
+	for _, c := range children {
+		if err := sc.tick(); err != nil {
+			return err
+		}
+		abs := abspath.Join(dir, c.name)
+		var cst unix.Stat_t
+		if err := unix.Lstat(abs, &cst); err != nil {
+			continue // gone meanwhile
+		}
+		if gitdir.IsData(c.name) {
+			if (c.name == "modules" || c.name == "worktrees") && kindOf(uint32(cst.Mode)) == kindDir {
+				if err := sc.walk(abs, &cst); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		rule := gitStructureRule
+		if c.rule >= 0 {
+			rule = ruleName(sc.g.rules[c.rule])
+		}
+		sc.gitDir, sc.gitName = dir, c.name
+		err := sc.record(abs, &cst, rule)
+		sc.gitDir, sc.gitName = "", ""
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // record adds path and, for a directory, its whole subtree.
 func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 	mtime, ctime := statTimes(st)
 	e := &entry{
 		kind: kindOf(uint32(st.Mode)), perm: uint32(st.Mode) & 0o7777, uid: st.Uid, gid: st.Gid,
 		size: st.Size, ino: st.Ino, dev: uint64(st.Dev), mtime: mtime, ctime: ctime,
-		rule: rule, tree: sc.tree,
+		rule: rule, tree: sc.tree, gitDir: sc.gitDir, gitName: sc.gitName,
 	}
 	sc.st.entries[path] = e
 	switch e.kind {
