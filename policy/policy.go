@@ -128,23 +128,66 @@ type Protect struct {
 	Extra []string
 }
 
-// DefaultProtected lists the patterns protected by default. Patterns with a
-// "/" are root-relative (any depth in the root); the others are bare names
-// (any depth, inside and outside the root).
-var DefaultProtected = []string{
-	"**/.git/hooks",
-	"**/.git/config",
-	".gitmodules",
-	".gitconfig",
-	".bashrc",
-	".bash_profile",
-	".zshrc",
-	".zprofile",
-	".profile",
-	".envrc",
-	".vscode",
-	".idea",
-	".mcp.json",
+// SurfaceEntry is one entry of the host-run surface: a path whose content
+// a program on the host later executes or obeys without the user choosing
+// to run the project's code.
+type SurfaceEntry struct {
+	// Pattern is a protect pattern: with a "/" root-relative at any
+	// depth, else a bare name at any depth, inside and outside the root.
+	Pattern string
+	// Tool is the host program that reads it.
+	Tool string
+	// Mechanism is how it makes that program run something.
+	Mechanism string
+}
+
+// HostRunSurface is the host-run surface protected by default, in one
+// place: each entry with the tool that reads it and the mechanism it
+// protects against. Git directories are protected by structure on top of
+// these names (every git directory the root contains, whatever its name,
+// with an allow-list of the data git writes; see the README's security
+// model). `protect: [...]` adds patterns; `protect: none` removes all.
+var HostRunSurface = []SurfaceEntry{
+	{"**/.git/hooks", "git", "hooks run by commit, checkout, merge, push"},
+	{"**/.git/config", "git", "core.fsmonitor, core.hooksPath, aliases, filters, pager, sshCommand"},
+	{".gitmodules", "git", "submodule URLs and update commands"},
+	{".gitconfig", "git", "a user config in a directory used as HOME"},
+	{".bashrc", "bash", "runs at every interactive shell"},
+	{".bash_profile", "bash", "runs at every login shell"},
+	{".zshrc", "zsh", "runs at every interactive shell"},
+	{".zprofile", "zsh", "runs at every login shell"},
+	{".profile", "sh", "runs at every login shell"},
+	{".envrc", "direnv", "runs on cd into the directory"},
+	{".vscode", "VS Code", "tasks (runOn folderOpen), settings that name programs"},
+	{".idea", "JetBrains IDEs", "run configurations, startup tasks"},
+	{".mcp.json", "MCP clients (Claude Code, …)", "MCP servers started as commands"},
+	{".claude", "Claude Code", "hooks and MCP servers in settings.json"},
+	{".cursor", "Cursor", "MCP servers in mcp.json, rules"},
+	{".gemini", "Gemini CLI", "MCP servers and tool commands in settings.json"},
+	{".codex", "Codex CLI", "MCP servers and config"},
+	{".continue", "Continue", "MCP servers and commands in config"},
+	{".windsurf", "Windsurf", "MCP servers and workflows"},
+	{".devcontainer", "Dev Containers", "postCreate/postStart commands on folder open"},
+	{".pre-commit-config.yaml", "pre-commit", "hooks run by git commit"},
+	{".husky", "husky", "hook scripts run by git (core.hooksPath)"},
+	{".lefthook.yml", "lefthook", "hooks run by git"},
+	{"lefthook.yml", "lefthook", "hooks run by git"},
+	{".yarnrc.yml", "yarn", "yarnPath: the yarn binary every yarn command runs"},
+	{".npmrc", "npm", "script-shell, node-options and other settings npm obeys"},
+	{"mise.toml", "mise", "tasks and hooks run on cd"},
+	{".mise.toml", "mise", "tasks and hooks run on cd"},
+	{".aider.conf.yml", "aider", "lint and test commands it runs"},
+}
+
+// DefaultProtected lists the patterns of HostRunSurface, in order.
+var DefaultProtected = surfacePatterns()
+
+func surfacePatterns() []string {
+	out := make([]string, len(HostRunSurface))
+	for i, e := range HostRunSurface {
+		out[i] = e.Pattern
+	}
+	return out
 }
 
 // Patterns returns the protected patterns in order: the defaults (unless
