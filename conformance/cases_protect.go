@@ -32,6 +32,14 @@ func protectCases() []*caseDef {
 			"the probe renames .git to .git-away, writes .git-away/hooks/pre-commit and .git-away/config, renames it back; no hook or config holds the token afterwards. Twin: protect none", caseProtectRoundtrip),
 		iso("protect-new-repo", "a repository created during the command keeps no hook", executor.ControlFSNewFiles, Denied,
 			"the probe creates root/x/y/.git/hooks/pre-commit and root/x/y/.git/config; after Run no hook or config holds the token (masked, or removed by the post-command scan). Twin: protect none", caseProtectNewRepo),
+		iso("git-redirect-commondir", "a commondir written into .git cannot make the host's git run a planted fsmonitor", executor.ControlProtect, Denied,
+			"the probe makes a git directory by content (HEAD, objects/, refs/) with a fsmonitor in its config and writes .git/commondir pointing at it; afterwards the host's own git status in the root must not run the fsmonitor (a canary file outside the root). Twin: protect none", caseGitCommondir),
+		iso("git-redirect-gitdir-file", "a .git file pointing at a git directory not named .git cannot plant a fsmonitor", executor.ControlProtect, Denied,
+			"the probe writes sub/.git (gitdir: ../data/x) and data/x as a git directory by content whose config has a fsmonitor; afterwards the host's git status in sub must not run it. Twin: protect none", caseGitDirFile),
+		iso("git-redirect-modules", "the config of an existing submodule's git directory (.git/modules/NAME) is protected", executor.ControlProtect, Denied,
+			"the fixture absorbs a submodule's git directory into .git/modules/lib (host git init --separate-git-dir); the probe appends a fsmonitor to its config; afterwards the host's git status in lib must not run it. Twin: protect none", caseGitModules),
+		iso("tool-settings", "settings of agent and developer tools that run commands are protected", executor.ControlProtect, Denied,
+			"the probe writes .claude/settings.json, .cursor/mcp.json, .gemini/settings.json, .devcontainer/devcontainer.json, .pre-commit-config.yaml, .husky/pre-commit, .npmrc and .yarnrc.yml (at the root and one level down); afterwards none of them exists with the token on the host. Twin: protect none", caseToolSettings),
 		iso("git-works", "git add and git commit work with protection on", executor.ControlProtect, Allowed,
 			"git add and git commit inside the sandbox; the host's git log and git show see the commit and the file. Unsupported without git (on the host or inside the sandbox)", caseGitWorks),
 	}
@@ -211,4 +219,160 @@ func caseGitWorks(c *caseRun) {
 		}
 	}
 	c.permit(committed, c.act(cmd, nil))
+}
+
+// hostGitRuns: the action took effect when the host's own git status in
+// the directory dir() (run with no user or system config, as the user's
+// editor would in the workspace) runs the command planted as a fsmonitor,
+// which creates the canary file outside the root.
+func hostGitRuns(dir func() string, canary string) observer {
+	return func(c *caseRun) func(*executor.Result) (bool, string) {
+		gitTool, err := exec.LookPath("git")
+		if err != nil {
+			c.unsupportedf("git is not installed on the host")
+		}
+		_ = os.Remove(canary)
+		return func(*executor.Result) (bool, string) {
+			_ = os.Remove(canary)
+			cmd := exec.CommandContext(c.ctx, gitTool, "-C", dir(), "status", "--porcelain")
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
+			out, _ := cmd.CombinedOutput()
+			if _, err := os.Stat(canary); err == nil {
+				_ = os.Remove(canary)
+				return true, "the host's git status in " + dir() + " ran the planted fsmonitor (canary created)"
+			}
+			return false, "the host's git status in " + dir() + " ran nothing planted: " + strings.TrimSpace(firstLine(string(out)))
+		}
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// fsmonitorConfig is a git config whose fsmonitor creates canary.
+func fsmonitorConfig(canary string) string {
+	return "[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = \"touch " + canary + "; false\"\n"
+}
+
+// fakeGitDir returns probe invocations that make dir a git directory by
+// content (HEAD, objects/, refs/heads/) with config text.
+func fakeGitDir(dir, config string) [][]string {
+	return [][]string{
+		{"mkdir", filepath.Join(dir, "objects")},
+		{"mkdir", filepath.Join(dir, "refs", "heads")},
+		{"write", filepath.Join(dir, "HEAD"), "ref: refs/heads/main\n"},
+		{"write", filepath.Join(dir, "config"), config},
+	}
+}
+
+func caseGitCommondir(c *caseRun) {
+	c.gitRepo(c.fx.root)
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		evil := filepath.Join(c.fx.root, fmt.Sprintf("common%d", seq))
+		inv := fakeGitDir(evil, fsmonitorConfig(canary))
+		inv = append(inv, []string{"write", filepath.Join(c.fx.root, ".git", "commondir"), evil + "\n"})
+		return c.probes(inv...)
+	}
+	root := func() string { return c.fx.root }
+	c.isolate(hostGitRuns(root, canary), c.act(cmdFor(), nil), c.twinPolicy("protect none", cmdFor(), c.noProtect()))
+}
+
+func caseGitDirFile(c *caseRun) {
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		sub := filepath.Join(c.fx.root, fmt.Sprintf("sub%d", seq))
+		data := filepath.Join(c.fx.root, "data", fmt.Sprintf("x%d", seq))
+		inv := [][]string{{"mkdir", sub}, {"write", filepath.Join(sub, "f"), "f\n"}}
+		inv = append(inv, fakeGitDir(data, fsmonitorConfig(canary))...)
+		inv = append(inv, []string{"write", filepath.Join(sub, ".git"), "gitdir: " + data + "\n"})
+		return c.probes(inv...)
+	}
+	act, twin := cmdFor(), cmdFor()
+	calls := 0
+	sub := func() string { return filepath.Join(c.fx.root, fmt.Sprintf("sub%d", calls)) }
+	obs := func(c *caseRun) func(*executor.Result) (bool, string) {
+		calls++
+		return hostGitRuns(sub, canary)(c)
+	}
+	c.isolate(obs, c.act(act, nil), c.twinPolicy("protect none", twin, c.noProtect()))
+}
+
+func caseGitModules(c *caseRun) {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		c.unsupportedf("git is not installed on the host")
+	}
+	c.gitRepo(c.fx.root)
+	lib := filepath.Join(c.fx.root, "lib")
+	modules := filepath.Join(c.fx.root, ".git", "modules", "lib")
+	if err := os.MkdirAll(filepath.Dir(modules), 0o755); err != nil {
+		c.setupf("fixture: %v", err)
+	}
+	cmd := exec.CommandContext(c.ctx, gitTool, "init", "-q", "--separate-git-dir="+modules, lib)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		c.setupf("fixture: git init --separate-git-dir: %v: %s", err, out)
+	}
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	plant := c.probes([]string{"append", filepath.Join(modules, "config"), "[core]\n\tfsmonitor = \"touch " + canary + "; false\"\n"})
+	c.isolate(hostGitRuns(func() string { return lib }, canary), c.act(plant, nil), c.twinPolicy("protect none", plant, c.noProtect()))
+}
+
+// toolSettings are files of the host-run surface that tool-settings
+// writes, relative to the root and to a subdirectory.
+var toolSettings = []string{
+	".claude/settings.json", ".cursor/mcp.json", ".gemini/settings.json",
+	".devcontainer/devcontainer.json", ".pre-commit-config.yaml", ".husky/pre-commit",
+	".npmrc", ".yarnrc.yml",
+}
+
+func caseToolSettings(c *caseRun) {
+	tok := token("settings")
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		var inv [][]string
+		for _, base := range []string{c.fx.root, filepath.Join(c.fx.root, fmt.Sprintf("pkg%d", seq))} {
+			for _, rel := range toolSettings {
+				p := filepath.Join(base, rel)
+				if d := filepath.Dir(rel); d != "." {
+					inv = append(inv, []string{"mkdir", filepath.Join(base, d)})
+				}
+				inv = append(inv, []string{"write", p, tok + "\n"})
+			}
+		}
+		return c.probes(inv...)
+	}
+	planted := func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(*executor.Result) (bool, string) {
+			var found []string
+			_ = filepath.WalkDir(c.fx.root, func(p string, d fs.DirEntry, err error) error {
+				if err != nil || !d.Type().IsRegular() {
+					return nil
+				}
+				if b, err := os.ReadFile(p); err == nil && bytes.Contains(b, []byte(tok)) {
+					found = append(found, p)
+				}
+				return nil
+			})
+			if len(found) == 0 {
+				return false, "no tool settings file in the root holds the token"
+			}
+			return true, fmt.Sprintf("%d tool settings files hold the token: %s", len(found), strings.Join(found, ", "))
+		}
+	}
+	act := cmdFor()
+	twin := cmdFor()
+	// The twin writes the same root files again; they are gone after the
+	// action (removed by the guard), so what the twin leaves is its own.
+	c.isolate(planted, c.act(act, nil), c.twinPolicy("protect none", twin, c.noProtect()))
 }
