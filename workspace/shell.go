@@ -30,6 +30,10 @@ type RunResult struct {
 	// was dropped (the head and tail are kept, with an omission marker).
 	Truncated  bool  `json:"truncated"`
 	DurationMS int64 `json:"duration_ms"`
+	// Violations lists what the command wrote on the host-run surface
+	// (git control files, hooks, tool settings) and what the sandbox's
+	// guard did about it: one line each, rule first.
+	Violations []string `json:"violations,omitempty"`
 }
 
 // Status values of a background process.
@@ -206,6 +210,7 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 		TimedOut:   res.TimedOut,
 		Truncated:  res.Truncated,
 		DurationMS: res.Duration.Milliseconds(),
+		Violations: res.Violations,
 	}, nil
 }
 

@@ -92,6 +92,9 @@ type RunReport struct {
 	Stderr     string         `json:"stderr"`
 	// Gaps lists what the backend does not enforce here (best effort).
 	Gaps []executor.Gap `json:"gaps"`
+	// Violations lists the host-run surface paths the command created or
+	// changed and how the guard repaired them.
+	Violations []string `json:"violations,omitempty"`
 }
 
 // commandLine turns run's arguments into one shell command.
@@ -208,6 +211,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	rep.Cwd, rep.ExitCode, rep.Signal, rep.TimedOut, rep.Truncated, rep.DurationMS =
 		res.Cwd, res.ExitCode, res.Signal, res.TimedOut, res.Truncated, res.DurationMS
 	rep.Stdout, rep.Stderr = res.Stdout, res.Stderr
+	rep.Violations = res.Violations
 	if o.json {
 		if err := writeJSON(a.stdout, rep); err != nil {
 			return err
@@ -217,6 +221,9 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		_, _ = io.WriteString(a.stderr, res.Stderr)
 		if !b.sandboxed {
 			fmt.Fprintln(a.stderr, "sandbox-probe: note: the local backend enforces nothing; only the gate applied")
+		}
+		for _, v := range res.Violations {
+			fmt.Fprintf(a.stderr, "sandbox-probe: repaired: %s\n", oneLine(v))
 		}
 		for _, g := range rep.Gaps {
 			if b.sandboxed {
