@@ -1,5 +1,6 @@
-// Package protectguard keeps protected paths (DESIGN §2.6: .git/hooks,
-// .git/config, .gitmodules, shell profiles, editor settings, at any depth)
+// Package protectguard keeps the host-run surface (policy.HostRunSurface:
+// .git/hooks, .git/config, shell profiles, editor and agent settings, at
+// any depth, and every git directory by structure)
 // from surviving a sandboxed command that created or changed them. It is
 // the after-the-fact half of protection that every mask-based backend
 // (landlock, bwrap, docker) shares: masks stop writes to protected paths
@@ -28,6 +29,16 @@
 //     symbolic link, a file or a directory) is recreated from the copy;
 //     a directory in the way above it — say .git replaced by a symbolic
 //     link — is removed and recreated as an empty directory.
+//
+// Git is protected by structure as well as by name (see package gitdir):
+// every git directory in the trees, found by content whatever its name,
+// has its control entries (config, hooks, commondir, config.worktree,
+// info/, anything not on git's data allow-list) recorded and repaired
+// like a protected path, while its data (objects, refs, logs, index) is
+// neither recorded nor walked. A git directory that did not exist in the
+// baseline is a new repository: it keeps what it needs (commondir, info/),
+// its hooks and config.worktree are removed, and its config is rewritten
+// reduced to inert keys, each removed key reported.
 //
 // Each repair is reported as a Violation; executors put them in
 // executor.Result.Violations. A file for which no copy was kept (larger

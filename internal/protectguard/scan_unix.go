@@ -8,6 +8,8 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -143,8 +145,12 @@ type scanner struct {
 	// gitDir and gitName are set while recording a git directory's
 	// control entry (see walkGitDir).
 	gitDir, gitName string
-	newDirs         map[string]*dirListing
-	newFiles        map[string]*fileHash
+	// pointers are the targets named by .git files and commondir files,
+	// scanned as git directories wherever they lie in the trees (in a
+	// data directory of another repository, say, which walks skip).
+	pointers []string
+	newDirs  map[string]*dirListing
+	newFiles map[string]*fileHash
 }
 
 // scan walks every tree and returns the protected paths' state.
@@ -176,8 +182,80 @@ func (g *Guard) scan(ctx context.Context) (*state, error) {
 			return nil, err
 		}
 	}
+	if err := sc.followPointers(); err != nil {
+		return nil, err
+	}
 	g.cache.dirs, g.cache.files = sc.newDirs, sc.newFiles
 	return sc.st, nil
+}
+
+// pointer reads file, a .git file (prefix "gitdir:") or a commondir
+// (no prefix), and queues the directory it names, relative to base.
+func (sc *scanner) pointer(base, file, prefix string) {
+	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), file)
+	data, _ := io.ReadAll(io.LimitReader(f, 4096))
+	f.Close()
+	line, _, _ := strings.Cut(string(data), "\n")
+	if prefix != "" {
+		var ok bool
+		if line, ok = strings.CutPrefix(line, prefix); !ok {
+			return
+		}
+	}
+	target := strings.TrimSpace(line)
+	if target == "" {
+		return
+	}
+	if !filepath.IsAbs(target) {
+		target = filepath.Join(base, target)
+	}
+	sc.pointers = append(sc.pointers, filepath.Clean(target))
+}
+
+// followPointers scans the git directories that .git files and commondir
+// files name, as git would find them (symbolic links followed), when they
+// lie in a watched tree and the walk has not already seen them.
+func (sc *scanner) followPointers() error {
+	for len(sc.pointers) > 0 {
+		target := sc.pointers[0]
+		sc.pointers = sc.pointers[1:]
+		if err := sc.tick(); err != nil {
+			return err
+		}
+		real, err := filepath.EvalSymlinks(target)
+		if err != nil || sc.st.gitDirs[real] {
+			continue
+		}
+		tree := ""
+		for _, t := range sc.g.trees {
+			if abspath.Within(real, t) && real != t {
+				tree = t
+			}
+		}
+		if tree == "" {
+			continue // outside the writable trees: the command could not write it
+		}
+		var st unix.Stat_t
+		if unix.Lstat(real, &st) != nil || kindOf(uint32(st.Mode)) != kindDir {
+			continue
+		}
+		children, err := sc.list(real, &st)
+		if err != nil {
+			continue
+		}
+		if l := sc.newDirs[real]; l == nil || !l.gitDir {
+			continue
+		}
+		sc.tree = tree
+		if err := sc.walkGitDir(real, children); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (sc *scanner) tick() error {
@@ -271,6 +349,9 @@ func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
 		if err := sc.tick(); err != nil {
 			return err
 		}
+		if c.name == ".git" && c.kind == kindFile && sc.g.structure {
+			sc.pointer(dir, abspath.Join(dir, c.name), "gitdir:")
+		}
 		if c.rule < 0 && (c.kind != kindDir || !c.below) {
 			continue
 		}
@@ -319,6 +400,9 @@ func (sc *scanner) walkGitDir(dir string, children []child) error {
 				}
 			}
 			continue
+		}
+		if c.name == "commondir" && c.kind == kindFile {
+			sc.pointer(dir, abs, "")
 		}
 		rule := gitStructureRule
 		if c.rule >= 0 {

@@ -230,3 +230,28 @@ func readFile(t *testing.T, p string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestStructureHiddenInData: a git directory hidden in another
+// repository's data (.git/objects/…, which walks skip) and named by a .git
+// file is still found: the guard follows .git files as git does.
+func TestStructureHiddenInData(t *testing.T) {
+	for _, repaired := range []bool{false, true} {
+		w := newGitWorld(t)
+		plant := func() {
+			w.writeFile(".git/objects/zz/ev/HEAD", "ref: refs/heads/main\n")
+			w.writeFile(".git/objects/zz/ev/config", w.fsmonitor())
+			require.NoError(t, os.MkdirAll(filepath.Join(w.root, ".git/objects/zz/ev/refs/heads"), 0o755))
+			require.NoError(t, os.MkdirAll(filepath.Join(w.root, ".git/objects/zz/ev/objects"), 0o755))
+			w.writeFile("sub/f", "f\n")
+			w.writeFile("sub/.git", "gitdir: ../.git/objects/zz/ev\n")
+		}
+		if !repaired {
+			plant()
+			require.True(t, w.statusRuns(filepath.Join(w.root, "sub")), "fixture: the hidden git directory's fsmonitor did not run; the test proves nothing")
+			continue
+		}
+		vs := w.command(plant)
+		assert.False(t, w.statusRuns(filepath.Join(w.root, "sub")), "the host's git ran a fsmonitor of a git dir hidden in objects/; violations:\n%s", vlist(vs))
+		assert.NotContains(t, readFile(t, filepath.Join(w.root, ".git/objects/zz/ev/config")), "fsmonitor")
+	}
+}
