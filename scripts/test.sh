@@ -45,10 +45,11 @@ if [ "$rc" -ne 0 ] && [ "${RERUN:-1}" != 0 ]; then
 		log "not rerun (failed without naming a test): $(tr '\n' ' ' <"$BUILD_DIR/bad.txt")"
 	elif [ -s "$BUILD_DIR/failed.txt" ]; then
 		rc=0
-		for pkg in $(cut -d' ' -f1 "$BUILD_DIR/failed.txt" | sort -u); do
+		while read -r pkg; do
 			names="$(awk -v p="$pkg" '$1 == p { print $2 }' "$BUILD_DIR/failed.txt" | sort -u | paste -sd'|' -)"
 			log "rerun once: $pkg -run '^($names)\$'"
-			if "$GO" test -count=1 ${TESTFLAGS:-} -run "^($names)\$" "$pkg"; then
+			# shellcheck disable=SC2086 # TESTFLAGS is a word list
+			if "$GO" test -count=1 ${TESTFLAGS:-} -run "^($names)\$" "$pkg" </dev/null; then
 				for name in ${names//|/ }; do
 					printf 'FLAKY: %s %s (failed, then passed when run again alone)\n' "$pkg" "$name" | tee -a "$flaky" >&2
 				done
@@ -56,7 +57,7 @@ if [ "$rc" -ne 0 ] && [ "${RERUN:-1}" != 0 ]; then
 				log "FAILED again on rerun: $pkg $names"
 				rc=1
 			fi
-		done
+		done < <(cut -d' ' -f1 "$BUILD_DIR/failed.txt" | sort -u)
 	fi
 fi
 
