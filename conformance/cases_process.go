@@ -61,7 +61,77 @@ func processCases() []*caseDef {
 				Verified: "the probe reads /proc/HOST/environ and /proc/HOST/task/*/environ, and a token the host holds in its heap through /proc/HOST/mem and /proc/HOST/task/*/mem, for every thread of the host; the host compares the SHA-256 of what was read with its own /proc/self/environ and looks for the token. Twin: executor.Local"},
 			probe: true, run: caseHostProcess,
 		},
+		{
+			CaseInfo: CaseInfo{ID: "kernel-keyring", Title: "the command cannot read or add keys in the host's kernel keyring", Layer: Process, Control: executor.ControlKernelObjects, Isolation: true, Expected: Denied,
+				Verified: "the host puts a user key holding a token into its user keyring; the probe reads it (keyctl search + read) and adds a key of its own; the token must not appear and the host's keyring must not hold the probe's key. Twin: executor.Local. Linux only"},
+			probe: true, run: caseKernelKeyring,
+		},
+		{
+			CaseInfo: CaseInfo{ID: "sysv-ipc", Title: "the command cannot attach the host's System V shared memory", Layer: Process, Control: executor.ControlKernelObjects, Isolation: true, Expected: Denied,
+				Verified: "the host creates a System V shared memory segment holding a token; the probe attaches it by key and reads it; the token must not appear. Twin: executor.Local. Linux only"},
+			probe: true, run: caseSysVIPC,
+		},
 	}
+}
+
+func caseKernelKeyring(c *caseRun) {
+	if runtime.GOOS != "linux" {
+		c.unsupportedf("kernel keyrings are Linux only")
+	}
+	tok := token("key")
+	desc := "cordon-" + c.fx.tag
+	id, err := hostKeyAdd(desc, tok)
+	if err != nil {
+		c.unsupportedf("the host cannot add a key to its user keyring here (%v)", err)
+	}
+	defer hostKeyRemove(id)
+	planted := desc + "-planted"
+	obs := func(c *caseRun) func(*executor.Result) (bool, string) {
+		if pid, err := hostKeyFind(planted); err == nil {
+			hostKeyRemove(pid)
+		}
+		shown := tokensShown(tok)(c)
+		return func(res *executor.Result) (bool, string) {
+			if pid, err := hostKeyFind(planted); err == nil {
+				hostKeyRemove(pid)
+				return true, "the probe added key " + planted + " to the host's user keyring"
+			}
+			took, seen := shown(res)
+			if !took {
+				for _, r := range records(res) {
+					if strings.Contains(r.Data, tok) {
+						took, seen = true, "the probe read the host's key: "+r.Data
+					}
+				}
+			}
+			return took, seen + "; no key added to the host's user keyring"
+		}
+	}
+	cmd := c.probes([]string{"keyring-read", desc}, []string{"keyring-add", planted, "planted"})
+	c.isolate(obs, c.act(cmd, nil), c.twinLocal(cmd))
+}
+
+func caseSysVIPC(c *caseRun) {
+	if runtime.GOOS != "linux" {
+		c.unsupportedf("System V IPC is checked on Linux only")
+	}
+	tok := token("shm")
+	var key, id int
+	var err error
+	for range 8 {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		key = int(b[0])<<16 | int(b[1])<<8 | int(b[2]) | 0x1000000
+		if id, err = hostShmCreate(key, tok); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		c.unsupportedf("the host cannot create a System V shared memory segment here (%v)", err)
+	}
+	defer hostShmRemove(id)
+	cmd := c.probeCmd("shm-read", strconv.Itoa(key))
+	c.isolate(tokensShown(tok), c.act(cmd, nil), c.twinLocal(cmd))
 }
 
 func caseHostProcess(c *caseRun) {

@@ -133,6 +133,10 @@ const (
 	// program) is out of its reach: its memory, environment and
 	// descriptors through /proc or ptrace.
 	ControlHostProcess Control = "host-process"
+	// ControlKernelObjects: kernel objects the host shares outside any
+	// file rule — keys in kernel keyrings, System V shared memory,
+	// message queues and semaphores — are out of the command's reach.
+	ControlKernelObjects Control = "kernel-objects"
 )
 
 // Gap is a control an executor cannot enforce on this host, and why.

@@ -171,6 +171,9 @@ func init() {
 		"emit":             actEmit,
 		"bytes":            actBytes,
 		"repeat":           actRepeat,
+		"keyring-read":     actKeyringRead,
+		"keyring-add":      actKeyringAdd,
+		"shm-read":         actShmRead,
 	}
 }
 
@@ -707,4 +710,43 @@ func actRepeat(p *prober, args []string) error {
 	}
 	_ = errw.Flush()
 	return out.Flush()
+}
+
+// actKeyringRead reads the "user" key DESC from the user keyring into
+// Data.
+func actKeyringRead(p *prober, args []string) error {
+	if err := nargs(args, 1); err != nil {
+		return err
+	}
+	data, err := keyringRead(args[0])
+	r := result("keyring-read", args[0], err)
+	r.Data = data
+	p.emit(r)
+	return nil
+}
+
+// actKeyringAdd adds the "user" key DESC holding DATA to the session
+// keyring.
+func actKeyringAdd(p *prober, args []string) error {
+	if err := nargs(args, 2); err != nil {
+		return err
+	}
+	p.emit(result("keyring-add", args[0], keyringAdd(args[0], args[1])))
+	return nil
+}
+
+// actShmRead reads the System V shared memory segment KEY into Data.
+func actShmRead(p *prober, args []string) error {
+	if err := nargs(args, 1); err != nil {
+		return err
+	}
+	key, err := strconv.Atoi(args[0])
+	if err != nil {
+		return fmt.Errorf("%w: shm-read KEY (a number)", errUsage)
+	}
+	data, err := shmRead(key)
+	r := result("shm-read", args[0], err)
+	r.Data = data
+	p.emit(r)
+	return nil
 }

@@ -26,3 +26,44 @@ func ttyNr() string {
 	}
 	return f[4]
 }
+
+// keyringRead finds a "user" key named desc in the user keyring (as
+// the process sees it) and returns its payload.
+func keyringRead(desc string) (string, error) {
+	id, err := unix.KeyctlSearch(unix.KEY_SPEC_USER_KEYRING, "user", desc, 0)
+	if err != nil {
+		return "", err
+	}
+	buf := make([]byte, 4096)
+	n, err := unix.KeyctlBuffer(unix.KEYCTL_READ, id, buf, 0)
+	if err != nil {
+		return "", err
+	}
+	return string(buf[:min(n, len(buf))]), nil
+}
+
+// keyringAdd adds a "user" key named desc holding data to the session
+// keyring.
+func keyringAdd(desc, data string) error {
+	_, err := unix.AddKey("user", desc, []byte(data), unix.KEY_SPEC_USER_KEYRING)
+	return err
+}
+
+// shmRead attaches the System V shared memory segment with the key and
+// returns its first bytes up to a NUL.
+func shmRead(key int) (string, error) {
+	id, err := unix.SysvShmGet(key, 0, 0)
+	if err != nil {
+		return "", err
+	}
+	b, err := unix.SysvShmAttach(id, 0, unix.SHM_RDONLY)
+	if err != nil {
+		return "", err
+	}
+	defer unix.SysvShmDetach(b)
+	s := string(b[:min(len(b), 256)])
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	return s, nil
+}

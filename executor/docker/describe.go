@@ -19,6 +19,7 @@ var allControls = []executor.Control{
 	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
 	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
 	executor.ControlHostProcess,
+	executor.ControlKernelObjects,
 }
 
 // Describe reports what the executor enforces with this engine, assessed

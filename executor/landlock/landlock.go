@@ -410,8 +410,8 @@ func (pl *plan) key() string {
 	h := sha256.New()
 	// Appended by hand, not with fmt: this runs before every command.
 	b := make([]byte, 0, 512)
-	b = fmt.Appendf(b, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v\n",
-		rs.ABI, rs.HandledFS, rs.HandledNet, rs.Scoped, pl.procRule, pl.filter.inet, pl.filter.unix, pl.filter.ioURing)
+	b = fmt.Appendf(b, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v %v\n",
+		rs.ABI, rs.HandledFS, rs.HandledNet, rs.Scoped, pl.procRule, pl.filter.inet, pl.filter.unix, pl.filter.ioURing, pl.filter.kernelObjects)
 	for _, r := range rs.FS {
 		dev, ino, ok := fileID(r.Path)
 		b = strconv.AppendQuote(b, r.Path)
@@ -446,6 +446,7 @@ var allControls = []executor.Control{
 	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
 	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
 	executor.ControlHostProcess,
+	executor.ControlKernelObjects,
 }
 
 // Describe reports what the executor enforces on this host, assessed for

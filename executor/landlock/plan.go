@@ -40,9 +40,13 @@ type filterSpec struct {
 	// io_uring_register: io_uring performs socket operations without
 	// the system calls a filter sees.
 	ioURing bool
+	// kernelObjects denies the host's kernel keyrings (add_key,
+	// request_key, keyctl) and System V IPC (shm*, sem*, msg*): a
+	// Landlock command shares the host's user keyring and IPC namespace.
+	kernelObjects bool
 }
 
-func (f filterSpec) empty() bool { return !f.inet && !f.unix && !f.ioURing }
+func (f filterSpec) empty() bool { return !f.inet && !f.unix && !f.ioURing && !f.kernelObjects }
 
 // plan is what Run enforces for one derived profile: the Landlock layer,
 // the seccomp filter, whether /proc is granted, the trees the guard
@@ -138,6 +142,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	socketGrant := namesSocket(pr)
 	if f.seccomp {
 		pl.filter.ioURing = true
+		pl.filter.kernelObjects = true
 		if pr.Network != policy.NetworkFull {
 			pl.filter.inet = true
 			how := "seccomp filter: socket(2) is denied for every family but AF_UNIX"
@@ -175,6 +180,12 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		}
 	}
 
+	if !f.seccomp {
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "kernel objects", Control: string(executor.ControlKernelObjects),
+			Detail: "the command shares the host's kernel keyrings and System V IPC: it can read and add keys in the user's keyring and attach the host's shared memory, message queues and semaphores",
+			Reason: "Landlock does not mediate keyrings or System V IPC and no seccomp filter can be installed here: " + f.seccompWhy,
+			Remedy: "use the bwrap backend (its own user and IPC namespaces) or a kernel with seccomp filters"})
+	}
 	if !cfg.KernelProtect {
 		add(policyderive.Element{Class: policyderive.Looser, Subject: "protected paths", Control: policyderive.ControlProtect, Inherent: true,
 			Detail: "writes to protected paths (.git/hooks, .git/config, ...) are not denied while the command runs: after it (and before every later command while a background process runs) they are undone — new ones removed, changed ones restored — and reported as violations; a host program running git in the workspace meanwhile can execute a planted hook or config",

@@ -62,6 +62,7 @@ const (
 	unixSock = executor.ControlNetUnix
 	abstract = executor.ControlNetAbstract
 	signal   = executor.ControlSignal
+	kernel   = executor.ControlKernelObjects
 )
 
 // TestABIDowngrade is the downgrade logic as data: for each pretended ABI,
@@ -78,30 +79,30 @@ func TestABIDowngrade(t *testing.T) {
 		refuse  []executor.Control
 		filter  filterSpec
 	}{
-		{"no landlock", 0, true, policy.NetworkNone, false, ctl(fsRead, fsWrite, protect, signal), filterSpec{inet: true, unix: true, ioURing: true}},
-		{"no landlock, no seccomp", 0, false, policy.NetworkNone, false, ctl(fsRead, fsWrite, protect, signal, abstract, tcp, udp, unixSock), filterSpec{}},
-		{"abi 1", 1, true, policy.NetworkNone, false, ctl(fsWrite, signal), filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 2", 2, true, policy.NetworkNone, false, ctl(fsWrite, signal), filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 3", 3, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 4", 4, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 5", 5, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 6", 6, true, policy.NetworkNone, false, nil, filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 7", 7, true, policy.NetworkNone, false, nil, filterSpec{inet: true, unix: true, ioURing: true}},
-		{"abi 9", 9, true, policy.NetworkNone, false, nil, filterSpec{inet: true, ioURing: true}},
-		{"abi 10", 10, true, policy.NetworkNone, false, nil, filterSpec{inet: true, ioURing: true}},
-		{"abi 1 no seccomp", 1, false, policy.NetworkNone, false, ctl(fsWrite, signal, abstract, tcp, udp, unixSock), filterSpec{}},
-		{"abi 3 no seccomp", 3, false, policy.NetworkNone, false, ctl(signal, abstract, tcp, udp, unixSock), filterSpec{}},
-		{"abi 4 no seccomp", 4, false, policy.NetworkNone, false, ctl(signal, abstract, tcp, udp, unixSock), filterSpec{}},
-		{"abi 6 no seccomp", 6, false, policy.NetworkNone, false, ctl(tcp, udp, unixSock), filterSpec{}},
-		{"abi 9 no seccomp", 9, false, policy.NetworkNone, false, ctl(tcp, udp), filterSpec{}},
-		{"abi 10 no seccomp", 10, false, policy.NetworkNone, false, ctl(tcp), filterSpec{}},
-		{"abi 3 full", 3, true, policy.NetworkFull, false, ctl(signal), filterSpec{unix: true, ioURing: true}},
-		{"abi 7 full", 7, true, policy.NetworkFull, false, nil, filterSpec{unix: true, ioURing: true}},
-		{"abi 7 full no seccomp", 7, false, policy.NetworkFull, false, ctl(unixSock), filterSpec{}},
-		{"abi 9 full", 9, true, policy.NetworkFull, false, nil, filterSpec{ioURing: true}},
-		{"abi 7 socket grant", 7, true, policy.NetworkNone, true, ctl(unixSock), filterSpec{inet: true, ioURing: true}},
-		{"abi 5 socket grant", 5, true, policy.NetworkNone, true, ctl(unixSock, abstract, signal), filterSpec{inet: true, ioURing: true}},
-		{"abi 9 socket grant", 9, true, policy.NetworkNone, true, nil, filterSpec{inet: true, ioURing: true}},
+		{"no landlock", 0, true, policy.NetworkNone, false, ctl(fsRead, fsWrite, protect, signal), filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"no landlock, no seccomp", 0, false, policy.NetworkNone, false, ctl(kernel, fsRead, fsWrite, protect, signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 1", 1, true, policy.NetworkNone, false, ctl(fsWrite, signal), filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 2", 2, true, policy.NetworkNone, false, ctl(fsWrite, signal), filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 3", 3, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 4", 4, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 5", 5, true, policy.NetworkNone, false, ctl(signal), filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 6", 6, true, policy.NetworkNone, false, nil, filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 7", 7, true, policy.NetworkNone, false, nil, filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 9", 9, true, policy.NetworkNone, false, nil, filterSpec{inet: true, ioURing: true, kernelObjects: true}},
+		{"abi 10", 10, true, policy.NetworkNone, false, nil, filterSpec{inet: true, ioURing: true, kernelObjects: true}},
+		{"abi 1 no seccomp", 1, false, policy.NetworkNone, false, ctl(kernel, fsWrite, signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 3 no seccomp", 3, false, policy.NetworkNone, false, ctl(kernel, signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 4 no seccomp", 4, false, policy.NetworkNone, false, ctl(kernel, signal, abstract, tcp, udp, unixSock), filterSpec{}},
+		{"abi 6 no seccomp", 6, false, policy.NetworkNone, false, ctl(kernel, tcp, udp, unixSock), filterSpec{}},
+		{"abi 9 no seccomp", 9, false, policy.NetworkNone, false, ctl(kernel, tcp, udp), filterSpec{}},
+		{"abi 10 no seccomp", 10, false, policy.NetworkNone, false, ctl(kernel, tcp), filterSpec{}},
+		{"abi 3 full", 3, true, policy.NetworkFull, false, ctl(signal), filterSpec{unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 7 full", 7, true, policy.NetworkFull, false, nil, filterSpec{unix: true, ioURing: true, kernelObjects: true}},
+		{"abi 7 full no seccomp", 7, false, policy.NetworkFull, false, ctl(kernel, unixSock), filterSpec{}},
+		{"abi 9 full", 9, true, policy.NetworkFull, false, nil, filterSpec{ioURing: true, kernelObjects: true}},
+		{"abi 7 socket grant", 7, true, policy.NetworkNone, true, ctl(unixSock), filterSpec{inet: true, ioURing: true, kernelObjects: true}},
+		{"abi 5 socket grant", 5, true, policy.NetworkNone, true, ctl(unixSock, abstract, signal), filterSpec{inet: true, ioURing: true, kernelObjects: true}},
+		{"abi 9 socket grant", 9, true, policy.NetworkNone, true, nil, filterSpec{inet: true, ioURing: true, kernelObjects: true}},
 	}
 	inherent := []executor.Control{executor.ControlFSMetadata, executor.ControlFSNewFiles, executor.ControlProcessTree}
 	for _, tc := range cases {

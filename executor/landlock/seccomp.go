@@ -49,14 +49,21 @@ type archInfo struct {
 	x32 bool
 	// System call numbers.
 	socket, ioURingSetup, ioURingEnter, ioURingRegister uint32
+	// kernelObjects are the system calls that reach the host's kernel
+	// keyrings and System V IPC: add_key, request_key, keyctl, then
+	// shmget, shmat, shmctl, shmdt, semget, semop, semctl, semtimedop,
+	// msgget, msgsnd, msgrcv, msgctl.
+	kernelObjects []uint32
 }
 
 // archs are the architectures the filter supports, by GOARCH. Numbers
 // from arch/x86/entry/syscalls/syscall_64.tbl and
 // include/uapi/asm-generic/unistd.h.
 var archs = map[string]archInfo{
-	"amd64": {audit: 0xc000003e, x32: true, socket: 41, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427},
-	"arm64": {audit: 0xc00000b7, socket: 198, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427},
+	"amd64": {audit: 0xc000003e, x32: true, socket: 41, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427,
+		kernelObjects: []uint32{248, 249, 250, 29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71}},
+	"arm64": {audit: 0xc00000b7, socket: 198, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427,
+		kernelObjects: []uint32{217, 218, 219, 194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187}},
 }
 
 // insn is one classic BPF instruction (struct sock_filter).
@@ -113,7 +120,8 @@ func (a *assembler) assemble() ([]insn, error) {
 
 // buildFilter returns the filter program for spec on arch, or nil when
 // spec denies nothing. Foreign-architecture and x32 system calls fail
-// with ENOSYS, io_uring with EPERM (as when the kernel disables it),
+// with ENOSYS, io_uring, keyrings and System V IPC with EPERM (as when
+// the kernel disables them),
 // denied sockets with EACCES (as Landlock denials do).
 func buildFilter(spec filterSpec, arch string) ([]insn, error) {
 	if spec.empty() {
@@ -134,6 +142,11 @@ func buildFilter(spec filterSpec, arch string) ([]insn, error) {
 	}
 	if spec.ioURing {
 		for _, nr := range []uint32{ai.ioURingSetup, ai.ioURingEnter, ai.ioURingRegister} {
+			a.jump(bpfJeqK, nr, "eperm", "")
+		}
+	}
+	if spec.kernelObjects {
+		for _, nr := range ai.kernelObjects {
 			a.jump(bpfJeqK, nr, "eperm", "")
 		}
 	}

@@ -66,9 +66,9 @@ func TestSeccompFilter(t *testing.T) {
 		afVSOCK   = 40
 	)
 	specs := map[string]filterSpec{
-		"none":      {inet: true, unix: true, ioURing: true},
-		"none abi9": {inet: true, ioURing: true},
-		"full":      {unix: true, ioURing: true},
+		"none":      {inet: true, unix: true, ioURing: true, kernelObjects: true},
+		"none abi9": {inet: true, ioURing: true, kernelObjects: true},
+		"full":      {unix: true, ioURing: true, kernelObjects: true},
 		"full abi9": {ioURing: true},
 	}
 	for arch, ai := range archs {
@@ -101,6 +101,17 @@ func TestSeccompFilter(t *testing.T) {
 					{"AF_INET6", socket(afINET6), want(spec.inet)},
 					{"AF_NETLINK", socket(afNETLINK), want(spec.inet)},
 					{"AF_VSOCK", socket(afVSOCK), want(spec.inet)},
+				}
+				for _, nr := range ai.kernelObjects {
+					want := uint32(allow)
+					if spec.kernelObjects {
+						want = eperm
+					}
+					cases = append(cases, struct {
+						what string
+						c    call
+						want uint32
+					}{fmt.Sprintf("keyring or System V IPC call %d", nr), call{arch: ai.audit, nr: nr}, want})
 				}
 				if ai.x32 {
 					cases = append(cases, struct {

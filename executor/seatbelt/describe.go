@@ -20,6 +20,7 @@ var allControls = []executor.Control{
 	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
 	executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
 	executor.ControlHostProcess,
+	executor.ControlKernelObjects,
 }
 
 // Describe reports what the executor enforces on this host, assessed for
