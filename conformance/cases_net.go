@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/conformance/internal/canary"
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -40,6 +41,22 @@ func netCases() []*caseDef {
 			func(c *caseRun) {
 				c.netCase(c.fx.unixDgram.Addr(), "unixgram-send", false, canaryHit(c.fx.unixDgram))
 			}),
+		iso("socket-in-root", "a host daemon's Unix socket inside the writable root cannot be reached", executor.ControlNetUnix,
+			"the host listens on run1/d.sock inside the root (a private daemon under build/, say); the probe connects and the listener counts no connection. Twin: executor.Local",
+			func(c *caseRun) {
+				cn, cmd := c.rootSocket()
+				defer cn.Close()
+				c.isolate(canaryHit(cn), c.act(cmd, nil), c.twinLocal(cmd))
+			}),
+		{CaseInfo: CaseInfo{ID: "socket-named", Title: "a Unix socket inside the root that a path rule names can be reached", Layer: Network, Control: executor.ControlNetUnix, Isolation: true, Expected: Allowed,
+			Verified: "as socket-in-root, under a policy whose path rule allows run1/d.sock: the listener counts the probe's connection (landlock below ABI 9 refuses such a policy in strict mode: socket(AF_UNIX) cannot then be denied)"},
+			probe: true, run: func(c *caseRun) {
+				cn, cmd := c.rootSocket()
+				defer cn.Close()
+				named := c.coding()
+				named.PathRules = append(named.PathRules, policy.PathRule{Pattern: "run1/d.sock", Action: policy.Allow})
+				c.permit(canaryHit(cn), c.act(cmd, named))
+			}},
 		iso("net-abstract-unix", "an abstract Unix socket outside the sandbox cannot be reached", executor.ControlNetAbstract,
 			"the probe connects to the host's abstract socket @TAG; the listener counts no connection. Twin: executor.Local. Linux only",
 			func(c *caseRun) {
@@ -49,6 +66,20 @@ func netCases() []*caseDef {
 				c.netCase(strings.TrimPrefix(c.fx.abstract.Addr(), "@"), "abstract-connect", false, canaryHit(c.fx.abstract))
 			}),
 	}
+}
+
+// rootSocket listens on run1/d.sock inside the root and returns the
+// listener and the probe command that connects to it.
+func (c *caseRun) rootSocket() (*canary.Canary, string) {
+	sock := filepath.Join(c.fx.root, "run1", "d.sock")
+	if err := os.Mkdir(filepath.Dir(sock), 0o755); err != nil {
+		c.setupf("fixture: %v", err)
+	}
+	cn, err := canary.Unix(sock)
+	if err != nil {
+		c.setupf("fixture: listening on %s: %v", sock, err)
+	}
+	return cn, c.probeCmd("unix-connect", sock, token("net"))
 }
 
 // fullNetwork is coding mode with network full.

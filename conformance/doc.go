@@ -189,6 +189,8 @@
 //	| `net-udp` | network | net-udp | denied | network none: UDP datagrams to loopback do not arrive | the probe sends a datagram to the host's UDP canary; the canary counts none. Twin: network full |
 //	| `net-unix-stream` | network | net-unix | denied | an outside pathname Unix stream socket cannot be reached | the probe connects to s/stream.sock outside the root; the listener counts no connection. Twin: executor.Local |
 //	| `net-unix-dgram` | network | net-unix | denied | an outside pathname Unix datagram socket cannot be reached | the probe sends to s/dgram.sock outside the root; the socket counts no datagram. Twin: executor.Local |
+//	| `socket-in-root` | network | net-unix | denied | a host daemon's Unix socket inside the writable root cannot be reached | the host listens on run1/d.sock inside the root (a private daemon under build/, say); the probe connects and the listener counts no connection. Twin: executor.Local |
+//	| `socket-named` | network | net-unix | allowed | a Unix socket inside the root that a path rule names can be reached | as socket-in-root, under a policy whose path rule allows run1/d.sock: the listener counts the probe's connection (landlock below ABI 9 refuses such a policy in strict mode: socket(AF_UNIX) cannot then be denied) |
 //	| `net-abstract-unix` | network | net-abstract-unix | denied | an abstract Unix socket outside the sandbox cannot be reached | the probe connects to the host's abstract socket @TAG; the listener counts no connection. Twin: executor.Local. Linux only |
 //
 // Add a case by adding it to the catalogue in the layer's cases_*.go file,

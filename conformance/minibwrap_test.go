@@ -30,6 +30,7 @@ func (m miniBwrap) Describe(context.Context) executor.Capabilities {
 	return executor.Capabilities{Backend: "mini-bwrap", Sandboxed: true, Gaps: []executor.Gap{
 		{Control: executor.ControlFSNewFiles, Reason: "masks cover only paths that exist when the command starts"},
 		{Control: executor.ControlProtect, Reason: "ancestors of protected mounts are not pinned, so .git can be renamed away"},
+		{Control: executor.ControlNetUnix, Reason: "Unix sockets inside the root are bound with it and can be connected to"},
 	}}
 }
 
@@ -145,6 +146,7 @@ func TestMiniBwrapDenies(t *testing.T) {
 	gaps := map[string]bool{
 		"denied-new-file": true, "protect-new-repo": true, "protect-rename-recreate": true,
 		"git-redirect-commondir": true, "git-redirect-gitdir-file": true, "git-redirect-modules": true, "tool-settings": true,
+		"socket-in-root": true,
 	}
 	for _, c := range rep.Cases {
 		if gaps[c.ID] {

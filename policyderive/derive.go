@@ -124,6 +124,7 @@ type derivation struct {
 	scope       []string
 	unsearched  []Unsearched
 	notes       []Element
+	named       []string // sockets found that the policy names (Profile.Sockets)
 }
 
 func (dv *derivation) run(cwd string, grants []policy.Grant) (*Profile, error) {
@@ -190,6 +191,7 @@ func (dv *derivation) run(cwd string, grants []policy.Grant) (*Profile, error) {
 		Unsearched: dv.unsearched,
 		Notes:      dv.notes,
 		Grants:     dv.grants,
+		Sockets:    dv.named,
 	}
 	for _, a := range read {
 		if a.Special != SpecialDevice {
@@ -502,9 +504,12 @@ func (dv *derivation) findMasks() error {
 		patRules = append(patRules, i)
 	}
 	dv.scope = dv.searchScope(pats, patRules)
-	if len(pats) == 0 {
-		return nil
-	}
+	// Unix sockets in the searched trees: connect(2) is not a file
+	// access that a mount or a write grant stops, so every socket found
+	// is hidden unless the policy names it (socketNamed).
+	socketPat := len(pats)
+	pats = append(pats, scan.Pattern{Key: "unix sockets", Match: func(string, string, bool) bool { return false }, Socket: true})
+	patRules = append(patRules, -1)
 	req := &scan.Request{
 		Root:     dv.root,
 		Roots:    dv.scope[1:],
@@ -535,13 +540,23 @@ func (dv *derivation) findMasks() error {
 		if m.Type == scan.TypeSymlink {
 			continue // the link's target is judged at its own path
 		}
+		if m.Patterns[0] == socketPat { // matches are sorted by path, so named is too
+			dv.socket(m.Path)
+			continue
+		}
 		rule := dv.rules[patRules[m.Patterns[0]]]
 		dv.consider(m.Path, m.Type != scan.TypeDir, rule)
+		if m.Type == scan.TypeSocket && m.Patterns[len(m.Patterns)-1] == socketPat {
+			dv.socket(m.Path)
+		}
 	}
 	for _, u := range res.Unreadable {
 		var kind MaskKind
 		need := false
 		for i, sp := range pats {
+			if i == socketPat {
+				continue
+			}
 			r := dv.rules[patRules[i]]
 			if sp.MayMatchBelow != nil && !dv.mayMatchBelow(r.Pattern, u.Path) {
 				continue
@@ -762,6 +777,38 @@ func (dv *derivation) sockets() {
 			Reason: "the search for daemon sockets is bounded",
 			Remedy: "grant narrower read trees than /run, or opt into best effort"})
 	}
+}
+
+// socket hides the Unix socket p, found in a searched tree, unless the
+// policy names it: a path rule allowing writes whose pattern is p itself,
+// or an approved write grant of p. A grant of a directory holding sockets
+// (the root included) grants its files, not the daemons listening there.
+func (dv *derivation) socket(p string) {
+	if !dv.inRegion(p, policy.Read) && !dv.inRegion(p, policy.Write) {
+		return
+	}
+	if dv.socketNamed(p) {
+		dv.named = append(dv.named, p)
+		return
+	}
+	dv.addMask(Mask{Path: p, Kind: Hide, Exists: true, Reason: "socket"})
+}
+
+// socketNamed reports whether a path rule or an approved grant names the
+// socket p by its own path.
+func (dv *derivation) socketNamed(p string) bool {
+	for _, g := range dv.grants {
+		if g.Path == p && g.Op == policy.Write {
+			return true
+		}
+	}
+	rel, inside := dv.c.Inside(p)
+	i := firstRule(dv.rules, p, rel, inside, policy.Write)
+	if i < 0 || dv.rules[i].Action != policy.Allow || !dv.rules[i].Pattern.Literal() {
+		return false
+	}
+	lp, ok := dv.literalPath(dv.rules[i].Pattern)
+	return ok && lp == p
 }
 
 // pruneMasks drops masks another mask already covers (a hidden tree

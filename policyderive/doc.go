@@ -122,7 +122,14 @@
 // writes inside denied) gives an op the root's own default does not.
 // Unix sockets under /run are hidden when a read grant exposes /run and
 // the policy does not permit writing them (a read-only mount does not
-// stop connect(2); the Docker socket lives there).
+// stop connect(2); the Docker socket lives there). Unix sockets found by
+// the mask search in the searched trees (the root, the granted home,
+// explicit grants) are hidden whatever the grant, unless a path rule
+// allowing writes or an approved write grant names the socket by its own
+// path (Profile.Sockets): a read-write grant of the root grants its files,
+// not a daemon listening there (a private dockerd under build/, say). A
+// socket created while the command runs is not hidden until the next
+// command.
 //
 // # Renderers
 //

@@ -80,6 +80,10 @@ type Profile struct {
 
 	// Grants are the approved asks of this command, resolved.
 	Grants []policy.Grant `json:"grants,omitempty"`
+	// Sockets lists the Unix sockets found in Scope that a path rule or
+	// an approved grant names by their own path, sorted: the only sockets
+	// found there that are not masked.
+	Sockets []string `json:"sockets,omitempty"`
 }
 
 // Special marks a grant that backends provide by other means.
@@ -298,6 +302,7 @@ func (p *Profile) clone() *Profile {
 	q.Unsearched = slices.Clone(p.Unsearched)
 	q.Notes = slices.Clone(p.Notes)
 	q.Grants = slices.Clone(p.Grants)
+	q.Sockets = slices.Clone(p.Sockets)
 	return &q
 }
 
@@ -374,6 +379,9 @@ func (p *Profile) Key() string {
 	}
 	for _, g := range p.Grants {
 		k.line("grant", g.Path, uint8(g.Op))
+	}
+	for _, s := range p.Sockets {
+		k.line("socket", s)
 	}
 	sum := sha256.Sum256(k.b)
 	return hex.EncodeToString(sum[:])

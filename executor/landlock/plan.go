@@ -217,7 +217,8 @@ func withoutProtectMasks(pr *policyderive.Profile) *policyderive.Profile {
 	return &q
 }
 
-// namesSocket reports whether a grant of the profile is a Unix socket.
+// namesSocket reports whether a grant of the profile is a Unix socket, or
+// the policy names a socket found in the searched trees (Profile.Sockets).
 func namesSocket(pr *policyderive.Profile) bool {
 	var paths []string
 	for _, l := range [][]policyderive.Access{pr.Read, pr.Write} {
@@ -230,6 +231,7 @@ func namesSocket(pr *policyderive.Profile) bool {
 	for _, g := range pr.Grants {
 		paths = append(paths, g.Path)
 	}
+	paths = append(paths, pr.Sockets...)
 	for _, p := range paths {
 		if fi, err := os.Stat(p); err == nil && fi.Mode()&fs.ModeSocket != 0 {
 			return true

@@ -133,6 +133,8 @@ func parseDirents(fd int, b []byte, entries []entry) ([]entry, error) {
 			e.typ = TypeFile
 		case unix.DT_LNK:
 			e.typ = TypeSymlink
+		case unix.DT_SOCK:
+			e.typ = TypeSocket
 		case unix.DT_UNKNOWN:
 			var st unix.Stat_t
 			err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
@@ -159,6 +161,8 @@ func statType(mode uint32) Type {
 		return TypeFile
 	case unix.S_IFLNK:
 		return TypeSymlink
+	case unix.S_IFSOCK:
+		return TypeSocket
 	}
 	return TypeOther
 }

@@ -40,6 +40,10 @@ type Pattern struct {
 	// Name. The search then tests each new segment once with Name instead
 	// of calling Match on every path.
 	Name func(segment string) bool
+	// Socket makes the pattern match exactly the Unix sockets (entries
+	// of TypeSocket) in the searched trees, whatever their names; Match
+	// must still be set and should return false.
+	Socket bool
 }
 
 // Request describes one search.
@@ -92,8 +96,10 @@ const (
 	TypeFile Type = iota
 	TypeDir
 	TypeSymlink
-	// TypeOther is a device, socket or FIFO.
+	// TypeOther is a device or FIFO.
 	TypeOther
+	// TypeSocket is a Unix socket.
+	TypeSocket
 )
 
 // String returns "file", "dir", "symlink" or "other".
@@ -107,6 +113,8 @@ func (t Type) String() string {
 		return "symlink"
 	case TypeOther:
 		return "other"
+	case TypeSocket:
+		return "socket"
 	}
 	return fmt.Sprintf("Type(%d)", uint8(t))
 }

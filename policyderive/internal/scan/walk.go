@@ -300,6 +300,8 @@ func modeType(m fs.FileMode) Type {
 		return TypeSymlink
 	case m.IsRegular():
 		return TypeFile
+	case m&fs.ModeSocket != 0:
+		return TypeSocket
 	}
 	return TypeOther
 }
@@ -392,7 +394,7 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 	idx := active.list()
 	needPath := false
 	for _, i := range idx {
-		if s.pats[i].Name == nil {
+		if s.pats[i].Name == nil && !s.pats[i].Socket {
 			needPath = true
 		}
 	}
@@ -406,7 +408,9 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 		for _, i := range idx {
 			p := &s.pats[i]
 			var ok bool
-			if p.Name != nil {
+			if p.Socket {
+				ok = e.typ == TypeSocket
+			} else if p.Name != nil {
 				ok = p.Name(e.name)
 			} else {
 				ok = p.Match(abs, rel, wr.inside)
