@@ -42,6 +42,8 @@ func fsCases() []*caseDef {
 			"the probe reads and writes the outside canary through /proc magic links; no token, outside/ unchanged. Twin: a writable grant for outside/", caseProcRootEscape),
 		iso("hardlink-outside", "a hard link to an outside file cannot be made", executor.ControlFSWrite, Denied,
 			"the probe links outside/canary.txt into the root and a root file into outside/; no new link on the host (listing, link counts). Twin: executor.Local", caseHardlink),
+		iso("hardlink-denied", "another name of a denied file is denied too", executor.ControlFSRead, Denied,
+			"root/docs/.env.production is a hard link of root/docs/notes.md (as an earlier command could make it), and the host then writes a secret into it in place; the probe reads both names and overwrites notes.md: no token in the output, the file unchanged, while root/docs/readme.md is read (else a setup error). Twin: the same policy without denied_paths", caseHardlinkDenied),
 		iso("truncate-outside", "truncating an outside file fails", executor.ControlFSWrite, Denied,
 			"the probe truncates outside/canary.txt; host-side size and hash unchanged. Twin: a writable grant for outside/", caseTruncate),
 		iso("chmod-outside", "chmod of an outside file or directory fails", executor.ControlFSMetadata, Denied,
@@ -164,6 +166,27 @@ func caseDeniedPaths(c *caseRun) {
 	p := c.coding()
 	p.DeniedPaths = []string{".env*"}
 	c.isolate(undeniedShown(anyOf(tokensShown(t0, t5), changed(f0, f5)), sib, ts), c.act(cmd, p), c.twinPolicy("coding without denied_paths", cmd, c.coding()))
+}
+
+func caseHardlinkDenied(c *caseRun) {
+	docs := filepath.Join(c.fx.root, "docs")
+	notes, env := filepath.Join(docs, "notes.md"), filepath.Join(docs, ".env.production")
+	c.mustWrite(notes, "notes\n")
+	if err := os.Link(notes, env); err != nil {
+		c.setupf("fixture: %v", err)
+	}
+	tok := token("linked")
+	// In place, as editors, shell redirects and `env pull` tools write:
+	// the link survives and notes.md shows the secret.
+	if err := os.WriteFile(env, []byte("SECRET="+tok+"\n"), 0o644); err != nil {
+		c.setupf("fixture: %v", err)
+	}
+	sib, ts := filepath.Join(docs, "readme.md"), token("readme")
+	c.mustWrite(sib, ts+"\n")
+	cmd := c.probes([]string{"read", notes, env, sib}, []string{"write", notes, token("overwrite")})
+	p := c.coding()
+	p.DeniedPaths = []string{".env*"}
+	c.isolate(undeniedShown(anyOf(tokensShown(tok), changed(env)), sib, ts), c.act(cmd, p), c.twinPolicy("coding without denied_paths", cmd, c.coding()))
 }
 
 // undeniedShown wraps obs so that every attempt must also have read path,

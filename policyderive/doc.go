@@ -131,6 +131,22 @@
 // socket created while the command runs is not hidden until the next
 // command.
 //
+// Hard links: a masked file with more than one link (lstat) is the same
+// inode under other names, and a grant of another name grants it (Landlock
+// rules attach to inodes; mounts and seatbelt rules to names). The
+// derivation looks for the masked files with several links — the masked
+// files themselves and the files below masked directories (at most
+// 20,000 entries, else a looser note) — and then searches the same trees
+// as the mask search for the other names of those inodes, by the inode
+// numbers of the directory listings (Linux only; scan.Pattern.Inode),
+// confirmed with lstat. Each other name gets the mask of the file it is a
+// name of (Reason "hard link", For the masked name). A link made while a
+// command runs is found by the next derivation. Names outside the searched
+// trees (a System tree, an ungranted directory) are not searched; a
+// command cannot reach those through a grant anyway, except the System
+// trees, which hold no denied files of the root. OtherNames exposes the
+// search for the workspace's file tools.
+//
 // # Renderers
 //
 // Landlock(pr, abi): one layer handling every file system right of the

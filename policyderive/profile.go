@@ -171,10 +171,11 @@ type Mask struct {
 	// the derivation adds itself (Reason says which).
 	Rule string `json:"rule,omitempty"`
 	// Reason is "denied", "protected", "not writable", "unreadable
-	// directory" or "socket".
+	// directory", "socket" or "hard link".
 	Reason string `json:"reason"`
 	// For is, for a placeholder, the path the placeholder stands for
-	// (".git/config" when the placeholder is ".git").
+	// (".git/config" when the placeholder is ".git"); for a hard link,
+	// the masked name it is another name of.
 	For string `json:"for,omitempty"`
 }
 

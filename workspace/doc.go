@@ -79,6 +79,18 @@
 // of the same path are serialised; EditText also refuses to write if the
 // file was replaced by another process since it was read (*ConflictError).
 //
+// Hard links: the policy judges names, and a file with several links is
+// one file under several names. ReadText, EditText and Grep check a file
+// with more than one link: when another of its names in the root is not
+// readable under the policy (`ln docs/notes.md docs/.env.production`,
+// then a secret written into .env.production in place), ReadText and
+// EditText fail with a *policy.DeniedError whose Reason names the denied
+// name, and Grep drops the file's matches (counted in SkippedDenied). The
+// other names are found by searching the root for the inode
+// (policyderive.OtherNames, once per read, once per chunk of grepped files
+// with matches); names outside the root are not searched. Writes replace
+// files by rename, so they never write through a link.
+//
 // The text tools refuse binary files (a NUL byte) and invalid UTF-8
 // (*NotTextError). Other platforms than Linux and macOS have no race-safe
 // open; their file tools fail with errors.ErrUnsupported rather than fall

@@ -97,6 +97,9 @@ func (s *Session) ReadText(ctx context.Context, path string, start, end int) (*R
 	if !st.mode.IsRegular() {
 		return nil, &NotRegularError{Path: v.Path, Kind: kindOf(st.mode)}
 	}
+	if err := s.linkDenied(ctx, "read_file", v.Path, st); err != nil {
+		return nil, err
+	}
 	max := s.ws.limits.MaxFileReadBytes
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
@@ -429,6 +432,9 @@ func (s *Session) EditText(ctx context.Context, path, old, new string, replaceAl
 	data, st, err := readForEdit(dh, name, s.ws.limits.MaxFileReadBytes)
 	if err != nil {
 		return nil, err
+	}
+	if err := s.linkDenied(ctx, "edit_file", v.Path, st); err != nil {
+		return nil, err // whether old occurs would tell the denied content
 	}
 	content := string(data)
 	o, n := old, new

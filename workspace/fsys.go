@@ -28,6 +28,7 @@ type statInfo struct {
 	gid     int
 	dev     uint64
 	ino     uint64
+	nlink   uint64
 }
 
 // kindOf names a file mode's type for errors and listings.

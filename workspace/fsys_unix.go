@@ -174,6 +174,7 @@ func fromStat(st *unix.Stat_t) statInfo {
 		gid:     int(st.Gid),
 		dev:     uint64(st.Dev),
 		ino:     uint64(st.Ino),
+		nlink:   uint64(st.Nlink),
 	}
 }
 

@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // GrepOptions refine Grep.
@@ -190,6 +192,9 @@ func (s *Session) Grep(ctx context.Context, pattern, path, glob string, opts Gre
 				dh.Close()
 			}
 		}
+		if err := s.dropLinkedDenied(ctx, results[:len(chunk)]); err != nil {
+			return nil, err
+		}
 		for i := range chunk {
 			r := &results[i]
 			switch r.skip {
@@ -200,6 +205,9 @@ func (s *Session) Grep(ctx context.Context, pattern, path, glob string, opts Gre
 				res.SkippedBinary++
 				continue
 			case skipOther:
+				continue
+			case skipDenied:
+				res.SkippedDenied++
 				continue
 			}
 			res.FilesSearched++
@@ -234,8 +242,34 @@ const (
 	skipNone skipReason = iota
 	skipLarge
 	skipBinary
-	skipOther // vanished, swapped, unreadable or not a regular file
+	skipOther  // vanished, swapped, unreadable or not a regular file
+	skipDenied // another name of the file (a hard link) is denied
 )
+
+// dropLinkedDenied marks the results of files with several names, one of
+// them denied, as skipped: one search of the root per chunk, and only
+// when a linked file matched.
+func (s *Session) dropLinkedDenied(ctx context.Context, results []fileResult) error {
+	var ids []policyderive.FileID
+	for _, r := range results {
+		if r.linked && r.skip == skipNone && len(r.matches) > 0 {
+			ids = append(ids, r.id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	denied, err := s.linkedDenials(ctx, ids)
+	if err != nil {
+		return fmt.Errorf("grep_files: checking the other names of %d hard-linked files: %w", len(ids), err)
+	}
+	for i := range results {
+		if r := &results[i]; r.linked && denied[r.id] != nil {
+			r.skip, r.matches = skipDenied, nil
+		}
+	}
+	return nil
+}
 
 // grepFile is a file to search: a name in a directory.
 type grepFile struct {
@@ -246,6 +280,8 @@ type fileResult struct {
 	skip    skipReason
 	matches []GrepMatch
 	capped  bool
+	linked  bool // the file has several names (hard links)
+	id      policyderive.FileID
 }
 
 type grepper struct {
@@ -278,7 +314,7 @@ func (g *grepper) file(dh *dirHandle, name string) fileResult {
 	if bytes.IndexByte(buf[:min(len(buf), binarySniff)], 0) >= 0 {
 		return fileResult{skip: skipBinary}
 	}
-	var r fileResult
+	r := fileResult{linked: st.nlink > 1, id: policyderive.FileID{Dev: st.dev, Ino: st.ino}}
 	lineNo, lineStart := 1, 0
 	for pos := 0; pos <= len(buf); {
 		loc := g.buf.FindIndex(buf[pos:])

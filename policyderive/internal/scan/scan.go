@@ -44,6 +44,12 @@ type Pattern struct {
 	// of TypeSocket) in the searched trees, whatever their names; Match
 	// must still be set and should return false.
 	Socket bool
+	// Inode, when set, makes the pattern match exactly the entries that
+	// are not directories and whose inode number (from the directory
+	// listing) it accepts: the other names of a hard-linked file. Match
+	// must still be set and should return false. Linux only: elsewhere
+	// listings carry no inode numbers and nothing matches.
+	Inode func(ino uint64) bool
 }
 
 // Request describes one search.

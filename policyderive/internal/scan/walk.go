@@ -394,7 +394,7 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 	idx := active.list()
 	needPath := false
 	for _, i := range idx {
-		if s.pats[i].Name == nil && !s.pats[i].Socket {
+		if s.pats[i].Name == nil && !s.pats[i].Socket && s.pats[i].Inode == nil {
 			needPath = true
 		}
 	}
@@ -408,11 +408,14 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 		for _, i := range idx {
 			p := &s.pats[i]
 			var ok bool
-			if p.Socket {
+			switch {
+			case p.Socket:
 				ok = e.typ == TypeSocket
-			} else if p.Name != nil {
+			case p.Inode != nil:
+				ok = e.typ != TypeDir && e.ino != 0 && p.Inode(e.ino)
+			case p.Name != nil:
 				ok = p.Name(e.name)
-			} else {
+			default:
 				ok = p.Match(abs, rel, wr.inside)
 			}
 			if ok {
