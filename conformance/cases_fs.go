@@ -44,6 +44,8 @@ func fsCases() []*caseDef {
 			"the probe links outside/canary.txt into the root and a root file into outside/; no new link on the host (listing, link counts). Twin: executor.Local", caseHardlink),
 		iso("hardlink-denied", "another name of a denied file is denied too", executor.ControlFSRead, Denied,
 			"root/docs/.env.production is a hard link of root/docs/notes.md (as an earlier command could make it), and the host then writes a secret into it in place; the probe reads both names and overwrites notes.md: no token in the output, the file unchanged, while root/docs/readme.md is read (else a setup error). Twin: the same policy without denied_paths", caseHardlinkDenied),
+		iso("system-private", "a file in a System tree that other users may not read is not granted", executor.ControlFSRead, Denied,
+			"outside/sys, added to Policy.System, holds key.json (0600, a token: a root-only key such as /etc/docker/key.json) and pub.conf (0644); the probe reads both: the key's token must not appear, while pub.conf's does (else a setup error). Twin: the same policy with key.json named in System by its own path", caseSystemPrivate),
 		iso("truncate-outside", "truncating an outside file fails", executor.ControlFSWrite, Denied,
 			"the probe truncates outside/canary.txt; host-side size and hash unchanged. Twin: a writable grant for outside/", caseTruncate),
 		iso("chmod-outside", "chmod of an outside file or directory fails", executor.ControlFSMetadata, Denied,
@@ -187,6 +189,23 @@ func caseHardlinkDenied(c *caseRun) {
 	p := c.coding()
 	p.DeniedPaths = []string{".env*"}
 	c.isolate(undeniedShown(anyOf(tokensShown(tok), changed(env)), sib, ts), c.act(cmd, p), c.twinPolicy("coding without denied_paths", cmd, c.coding()))
+}
+
+func caseSystemPrivate(c *caseRun) {
+	sys := filepath.Join(c.fx.outside, "sys")
+	key, pub := filepath.Join(sys, "key.json"), filepath.Join(sys, "pub.conf")
+	tok, tp := token("private"), token("public")
+	c.mustWrite(pub, tp+"\n")
+	c.mustWrite(key, tok+"\n")
+	if err := os.Chmod(key, 0o600); err != nil {
+		c.setupf("fixture: %v", err)
+	}
+	cmd := c.probeCmd("read", key, pub)
+	p := c.coding()
+	p.System = append(p.System, sys)
+	twin := c.coding()
+	twin.System = append(twin.System, sys, key)
+	c.isolate(undeniedShown(tokensShown(tok), pub, tp), c.act(cmd, p), c.twinPolicy("the key named in System", cmd, twin))
 }
 
 // undeniedShown wraps obs so that every attempt must also have read path,

@@ -164,6 +164,9 @@ func (dv *derivation) run(cwd string, grants []policy.Grant) (*Profile, error) {
 	if err := dv.findMasks(); err != nil {
 		return nil, err
 	}
+	if err := dv.privateSystem(); err != nil {
+		return nil, err
+	}
 	if err := dv.hardLinks(); err != nil {
 		return nil, err
 	}

@@ -349,7 +349,9 @@ func (c *Cache) validate() {
 		if !n.listed {
 			continue
 		}
-		if n.vol {
+		if n.vol || n.modes {
+			// A pseudo file system, or a listing with modes: a
+			// file's chmod does not change its directory's times.
 			n.listed = false
 			c.gen++
 			continue

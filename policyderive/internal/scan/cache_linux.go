@@ -293,6 +293,14 @@ func (c *Cache) apply(wd int32, mask uint32, name string) {
 				c.drop(ch)
 			}
 			c.gen++
+		case name != "" && mask&unix.IN_ATTRIB != 0 && n.modes:
+			// A child's mode may have changed, and the listing
+			// carries modes (Pattern.Private).
+			n.listed = false
+			if ch := n.children[name]; ch != nil {
+				ch.listed = false
+			}
+			c.gen++
 		case name != "" && mask&unix.IN_ATTRIB != 0:
 			// A child's permissions changed: only directories matter.
 			if ch := n.children[name]; ch != nil {

@@ -102,6 +102,25 @@ func (s *search) readDir(w *worker, wr *walkRoot, n *node) ([]entry, error) {
 			return nil, &fs.PathError{Op: "fstatat", Path: n.path, Err: err}
 		}
 	}
+	if s.needMode {
+		kept := entries[:0]
+		for _, e := range entries {
+			if e.typ != TypeSymlink {
+				var st unix.Stat_t
+				err := unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+				if errors.Is(err, unix.ENOENT) {
+					continue // removed since the listing
+				}
+				if err != nil {
+					return nil, &fs.PathError{Op: "fstatat", Path: n.path + "/" + e.name, Err: err}
+				}
+				e.perm = st.Mode & 0o7777
+				e.typ = statType(st.Mode)
+			}
+			kept = append(kept, e)
+		}
+		entries = kept
+	}
 	return entries, nil
 }
 

@@ -50,7 +50,18 @@ func (s *search) readDir(w *worker, wr *walkRoot, n *node) ([]entry, error) {
 	}
 	entries := make([]entry, 0, len(des))
 	for _, de := range des {
-		entries = append(entries, entry{name: de.Name(), typ: modeType(de.Type())})
+		e := entry{name: de.Name(), typ: modeType(de.Type())}
+		if s.needMode && e.typ != TypeSymlink {
+			fi, err := de.Info()
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // removed since the listing
+			}
+			if err != nil {
+				return nil, err
+			}
+			e.perm, e.typ = uint32(fi.Mode().Perm()), modeType(fi.Mode())
+		}
+		entries = append(entries, e)
 	}
 	return entries, nil
 }

@@ -50,6 +50,13 @@ type Pattern struct {
 	// must still be set and should return false. Linux only: elsewhere
 	// listings carry no inode numbers and nothing matches.
 	Inode func(ino uint64) bool
+	// Private makes the pattern match exactly the entries whose
+	// permission bits keep them from other users: any entry but a
+	// symlink that others may not read (mode&0o004 == 0), and a
+	// directory others may not enter (mode&0o001 == 0). A request with a
+	// Private pattern reads the mode of every entry (one fstatat each);
+	// Match must still be set and should return false.
+	Private bool
 }
 
 // Request describes one search.

@@ -61,3 +61,40 @@ func TestSearchSocketsAndInodes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{base + "/ws/a/d.sock", base + "/ws/a/file", base + "/ws/b/e.sock", base + "/ws/b/other"}, matchPaths(res))
 }
+
+// A Private pattern matches the entries other users may not read (and the
+// directories they may not enter), and neither a symlink nor a readable
+// twin; a private directory is not entered. Through a cache, a chmod
+// after the first search — either way — is seen by the next one, and a
+// cache that listed a tree without modes reads it again for a Private
+// pattern.
+func TestSearchPrivate(t *testing.T) {
+	base := t.TempDir()
+	mkTree(t, base, "sys/pub", "sys/key", "sys/d/inner", "sys/open/x", "sys/nox/y")
+	require.NoError(t, os.Chmod(base+"/sys/key", 0o600))
+	require.NoError(t, os.Chmod(base+"/sys/d", 0o700))
+	require.NoError(t, os.Chmod(base+"/sys/nox", 0o754))
+	require.NoError(t, os.Symlink("key", base+"/sys/link"))
+	never := func(string, string, bool) bool { return false }
+	priv := &Request{Roots: []string{base + "/sys"}, Patterns: []Pattern{{Key: "private", Match: never, Private: true}}}
+	plain := &Request{Roots: []string{base + "/sys"}, Patterns: []Pattern{{Key: "none", Match: never}}}
+	want := []string{base + "/sys/d", base + "/sys/key", base + "/sys/nox"}
+	c := NewCache(Options{})
+	defer c.Close()
+	_, err := c.Search(context.Background(), plain) // listings without modes
+	require.NoError(t, err)
+	for _, search := range []func() (*Result, error){
+		func() (*Result, error) { return Search(context.Background(), priv) },
+		func() (*Result, error) { return c.Search(context.Background(), priv) },
+	} {
+		res, err := search()
+		require.NoError(t, err)
+		assert.Equal(t, want, matchPaths(res))
+	}
+	require.NoError(t, os.Chmod(base+"/sys/pub", 0o640))
+	require.NoError(t, os.Chmod(base+"/sys/key", 0o644))
+	require.NoError(t, os.Chmod(base+"/sys/open/x", 0o400))
+	res, err := c.Search(context.Background(), priv)
+	require.NoError(t, err)
+	assert.Equal(t, []string{base + "/sys/d", base + "/sys/nox", base + "/sys/open/x", base + "/sys/pub"}, matchPaths(res))
+}

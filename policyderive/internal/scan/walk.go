@@ -26,6 +26,7 @@ type node struct {
 	dino   uint64 // inode number in the parent's listing; 0 for a root
 
 	listed   bool // entries, err and children reflect the directory
+	modes    bool // the entries carry their permission bits
 	entries  []entry
 	err      error // listing failed: the entries are unknown
 	children map[string]*node
@@ -50,6 +51,19 @@ type entry struct {
 	name string
 	ino  uint64
 	typ  Type
+	perm uint32 // permission bits, when the listing has modes (node.modes)
+}
+
+// private reports whether e's permission bits keep it from other users
+// (Pattern.Private).
+func (e *entry) private() bool {
+	switch e.typ {
+	case TypeSymlink:
+		return false
+	case TypeDir:
+		return e.perm&0o005 != 0o005
+	}
+	return e.perm&0o004 == 0
 }
 
 // sub is a subdirectory the search must enter, with the patterns still to
@@ -126,6 +140,7 @@ type task struct {
 type search struct {
 	ctx      context.Context
 	pats     []Pattern
+	needMode bool   // a Private pattern: listings carry modes
 	names    patset // the bare-name patterns
 	ws       string
 	roots    []*walkRoot
@@ -171,6 +186,9 @@ func newSearch(ctx context.Context, req *Request, c *Cache) (*search, error) {
 	for i, p := range s.pats {
 		if p.Name != nil {
 			s.names.add(i)
+		}
+		if p.Private {
+			s.needMode = true
 		}
 	}
 	for _, r := range roots {
@@ -324,7 +342,7 @@ func (s *search) process(w *worker, t task, out []task) ([]task, error) {
 		return nil, &LimitError{Limit: LimitTime, Max: int64(s.timeout), Roots: s.rootList}
 	}
 	n := t.n
-	if !n.listed {
+	if !n.listed || (s.needMode && !n.modes) {
 		s.list(w, t.wr, n)
 		n.mid = 0
 	}
@@ -366,6 +384,7 @@ func (s *search) list(w *worker, wr *walkRoot, n *node) {
 	} else {
 		n.listed = true
 	}
+	n.modes = s.needMode
 	n.entries, n.err = entries, err
 	if err != nil {
 		s.cache.noteUnreadable(n)
@@ -394,7 +413,7 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 	idx := active.list()
 	needPath := false
 	for _, i := range idx {
-		if s.pats[i].Name == nil && !s.pats[i].Socket && s.pats[i].Inode == nil {
+		if s.pats[i].Name == nil && !s.pats[i].Socket && s.pats[i].Inode == nil && !s.pats[i].Private {
 			needPath = true
 		}
 	}
@@ -411,6 +430,8 @@ func (s *search) match(wr *walkRoot, n *node, active patset) {
 			switch {
 			case p.Socket:
 				ok = e.typ == TypeSocket
+			case p.Private:
+				ok = e.private()
 			case p.Inode != nil:
 				ok = e.typ != TypeDir && e.ino != 0 && p.Inode(e.ino)
 			case p.Name != nil:

@@ -1,0 +1,140 @@
+package policyderive
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive/internal/scan"
+)
+
+// packageTrees are the System trees the private-file search skips: trees
+// of files shipped by the package manager (the FHS's shareable, read-only
+// /usr; the Nix store, whose files are never private), large enough that
+// reading the mode of every entry would cost about a second per process.
+// A private file installed there is readable through the System grant;
+// the README declares it.
+var packageTrees = []string{"/usr", "/nix/store", "/System", "/Library", "/opt/homebrew"}
+
+// pseudoTrees hold kernel objects, not files: their modes are enforced
+// by the kernel per opener (/proc/self/environ is 0400 and the opener's
+// own), and devices are granted one by one.
+var pseudoTrees = []string{"/dev", "/proc", "/sys"}
+
+// privateSearched selects the System trees the private-file search
+// covers; tests limit it to their own trees so that golden files do not
+// depend on the host's private files.
+var privateSearched = func(tree string) bool { return true }
+
+// systemCache is the process-wide cache of the private-file search. The
+// System trees are the host's, the same for every Deriver, so one cache
+// (one inotify watch per directory) serves them all, including the
+// uncached Derive.
+var systemCache = sync.OnceValue(func() *scan.Cache { return scan.NewCache(scan.Options{}) })
+
+// privateSystem masks every file and directory in the System trees whose
+// mode keeps it from other users — a file others may not read
+// (mode&0o004 == 0), a directory others may not enter or list — unless
+// the policy grants it by its own path. The System grant of /etc stands
+// for what every user of the host may read; a root-only key
+// (/etc/docker/key.json, /etc/wireguard/*) is not part of it, and a
+// command running as root would otherwise read it.
+func (dv *derivation) privateSystem() error {
+	var roots []string
+	for _, s := range dv.system {
+		if abspath.WithinAny(s, pseudoTrees) || abspath.WithinAny(s, packageTrees) || !privateSearched(s) {
+			continue
+		}
+		fi, err := os.Lstat(s)
+		if err != nil {
+			continue
+		}
+		if private(fi) {
+			dv.private(s, fi.IsDir())
+			continue
+		}
+		if fi.IsDir() {
+			roots = append(roots, s)
+		}
+	}
+	if len(roots) == 0 {
+		return nil
+	}
+	req := &scan.Request{
+		Roots:    roots,
+		Patterns: []scan.Pattern{{Key: "private", Match: func(string, string, bool) bool { return false }, Private: true}},
+		Limits:   scan.Limits{MaxEntries: dv.d.opts.MaxEntries, Timeout: dv.d.opts.Timeout},
+	}
+	res, err := systemCache().Search(dv.ctx, req)
+	var lerr *scan.LimitError
+	if errors.As(err, &lerr) {
+		dv.notes = append(dv.notes, Element{
+			Class: Looser, Subject: "private system files", Control: ControlFSRead,
+			Detail: fmt.Sprintf("files other users may not read are not masked in %s: the search exceeded its %s limit", strings.Join(lerr.Roots, ", "), lerr.Limit),
+			Reason: "a partial search would be unsound, so none is used",
+			Remedy: "narrow the System paths, raise Options.MaxEntries or Timeout, or opt into best effort",
+		})
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("searching the system paths for private files: %w", err)
+	}
+	for _, m := range res.Matches {
+		dv.private(m.Path, m.Type == scan.TypeDir)
+	}
+	for _, u := range res.Unreadable {
+		// What is below is unknown; the deriving user cannot read it,
+		// and neither may the command.
+		dv.private(u.Path, true)
+	}
+	return nil
+}
+
+// private masks the private System path p unless the policy grants it by
+// its own path.
+func (dv *derivation) private(p string, dir bool) {
+	if dv.namedRead(p) {
+		return
+	}
+	dv.addMask(Mask{Path: p, Kind: Hide, Dir: dir, Exists: true, Reason: "private system file"})
+}
+
+// namedRead reports whether the policy grants reading p by p's own path:
+// a System entry, an approved grant or an allow path rule whose pattern
+// is p itself.
+func (dv *derivation) namedRead(p string) bool {
+	for _, s := range dv.p.SystemPaths() {
+		if r, err := dv.c.Resolve(dv.root, s); err == nil && r == p {
+			return true
+		}
+	}
+	for _, g := range dv.grants {
+		if g.Path == p {
+			return true
+		}
+	}
+	rel, inside := dv.c.Inside(p)
+	i := firstRule(dv.rules, p, rel, inside, policy.Read)
+	if i < 0 || dv.rules[i].Action != policy.Allow || !dv.rules[i].Pattern.Literal() {
+		return false
+	}
+	lp, ok := dv.literalPath(dv.rules[i].Pattern)
+	return ok && lp == p
+}
+
+// private reports whether fi's mode keeps it from other users.
+func private(fi fs.FileInfo) bool {
+	m := fi.Mode()
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return false
+	case m.IsDir():
+		return m.Perm()&0o005 != 0o005
+	}
+	return m.Perm()&0o004 == 0
+}
