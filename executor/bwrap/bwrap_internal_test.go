@@ -86,7 +86,7 @@ func TestPlanChecks(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), nil, 0o600))
 	p := policy.Coding.Policy()
 	p.DeniedPaths = []string{".env*"}
-	p.Secrets = []string{} // host secrets under /etc would be checked too
+	p.Secrets = []string{}                                // host secrets under /etc would be checked too
 	p.System = []string{"/usr", "/bin", "/lib", "/lib64"} // and the host's private files there
 	pr, err := policyderive.Derive(p, root, "", root, nil)
 	require.NoError(t, err)
