@@ -11,7 +11,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -50,6 +53,10 @@ func fsCases() []*caseDef {
 			"the probe truncates outside/canary.txt; host-side size and hash unchanged. Twin: a writable grant for outside/", caseTruncate),
 		iso("chmod-outside", "chmod of an outside file or directory fails", executor.ControlFSMetadata, Denied,
 			"the probe chmods outside/canary.txt and outside/ to 0777; host-side modes unchanged. Twin: a writable grant for outside/", caseChmod),
+		iso("metadata-outside", "times, owner and extended attributes of an outside file cannot be changed", executor.ControlFSMetadata, Denied,
+			"the probe sets the times of outside/meta.txt and outside/ to 2001, chowns the file to 65534, sets its user.cordon attribute and chmods it 4777; host-side mode, owner, modification time and user.cordon of both unchanged. Twin: a writable grant for outside/", caseMetadataOutside),
+		iso("metadata-inside", "chmod +x and times of files inside the root can be changed", executor.ControlFSMetadata, Allowed,
+			"the probe chmods root/tool.sh 755 and sets its times to 2001; the host sees the mode and the modification time", caseMetadataInside),
 		iso("readonly-mode", "readonly mode writes nothing anywhere", executor.ControlFSWrite, Denied,
 			"under mode readonly the probe creates, overwrites, appends, truncates, renames, links, removes and mkdirs in the root and writes outside and in the home; host-side listings and hashes of root, outside and home unchanged. Twin: the same in coding mode", caseReadonly),
 		iso("trusted-read-outside", "trusted mode reads outside the root", executor.ControlFSRead, Allowed,
@@ -333,6 +340,67 @@ func caseChmod(c *caseRun) {
 	c.isolate(changed(c.fx.outside), c.act(cmd, nil), c.twinPolicy("coding + writable outside/", cmd, c.writableOutside()))
 }
 
+func caseMetadataOutside(c *caseRun) {
+	f := filepath.Join(c.fx.outside, "meta.txt")
+	c.mustWrite(f, "meta\n")
+	cmd := c.probes([]string{"utimes", f}, []string{"utimes", c.fx.outside}, []string{"chown", "65534", f},
+		[]string{"setxattr", f, "user.cordon", token("xattr")}, []string{"chmod", "4777", f})
+	c.isolate(metaChanged(f, c.fx.outside), c.act(cmd, nil), c.twinPolicy("coding + writable outside/", cmd, c.writableOutside()))
+}
+
+func caseMetadataInside(c *caseRun) {
+	f := filepath.Join(c.fx.root, "tool.sh")
+	c.mustWrite(f, "#!/bin/sh\n")
+	cmd := c.probes([]string{"chmod", "755", f}, []string{"utimes", f})
+	c.permit(func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(*executor.Result) (bool, string) {
+			fi, err := os.Stat(f)
+			if err != nil {
+				return false, err.Error()
+			}
+			ok := fi.Mode().Perm() == 0o755 && fi.ModTime().Year() == 2001
+			return ok, fmt.Sprintf("%s: mode %v, modified %v", f, fi.Mode().Perm(), fi.ModTime().UTC())
+		}
+	}, c.act(cmd, nil))
+}
+
+// metaChanged: the action took effect when the mode, owner, modification
+// time or user.cordon attribute of a path changed.
+func metaChanged(paths ...string) observer {
+	meta := func(p string) string {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err.Error()
+		}
+		buf := make([]byte, 256)
+		n, xerr := unix.Getxattr(p, "user.cordon", buf)
+		x := "none"
+		if xerr == nil {
+			x = string(buf[:n])
+		}
+		uid, gid := fileOwner(fi)
+		return fmt.Sprintf("mode %v owner %d:%d mtime %d user.cordon %s", fi.Mode(), uid, gid, fi.ModTime().UnixNano(), x)
+	}
+	return func(c *caseRun) func(*executor.Result) (bool, string) {
+		before := make([]string, len(paths))
+		for i, p := range paths {
+			before[i] = meta(p)
+		}
+		return func(*executor.Result) (bool, string) {
+			var diffs []string
+			for i, p := range paths {
+				if after := meta(p); after != before[i] {
+					diffs = append(diffs, fmt.Sprintf("%s: %s → %s", p, before[i], after))
+				}
+			}
+			if len(diffs) == 0 {
+				return false, "unchanged: mode, owner, modification time and user.cordon of " + strings.Join(paths, ", ")
+			}
+			return true, "changed: " + strings.Join(diffs, "; ")
+		}
+	}
+}
+
 func caseReadonly(c *caseRun) {
 	existing := filepath.Join(c.fx.root, "existing.txt")
 	victim := filepath.Join(c.fx.root, "dir", "victim.txt")
@@ -379,4 +447,12 @@ func caseTrustedDenied(c *caseRun) {
 	p := c.policyFor(policy.Trusted)
 	p.DeniedPaths = []string{".env*", filepath.Join(c.fx.outside, "private")}
 	c.isolate(undeniedShown(tokensShown(toks...), sib, ts), c.act(cmd, p), c.twinPolicy("trusted without denied_paths", cmd, c.policyFor(policy.Trusted)))
+}
+
+// fileOwner returns the owner of fi, or -1, -1.
+func fileOwner(fi os.FileInfo) (uid, gid int64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int64(st.Uid), int64(st.Gid)
+	}
+	return -1, -1
 }

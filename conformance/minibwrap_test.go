@@ -31,7 +31,7 @@ func (m miniBwrap) Describe(context.Context) executor.Capabilities {
 		{Control: executor.ControlFSNewFiles, Reason: "masks cover only paths that exist when the command starts"},
 		{Control: executor.ControlProtect, Reason: "ancestors of protected mounts are not pinned, so .git can be renamed away"},
 		{Control: executor.ControlNetUnix, Reason: "Unix sockets inside the root are bound with it and can be connected to"},
-		{Control: executor.ControlFSRead, Reason: "other names (hard links) of denied files are not masked"},
+		{Control: executor.ControlFSRead, Reason: "other names (hard links) of denied files are not masked, nor files of System trees that other users may not read"},
 	}}
 }
 
@@ -147,7 +147,7 @@ func TestMiniBwrapDenies(t *testing.T) {
 	gaps := map[string]bool{
 		"denied-new-file": true, "protect-new-repo": true, "protect-rename-recreate": true,
 		"git-redirect-commondir": true, "git-redirect-gitdir-file": true, "git-redirect-modules": true, "tool-settings": true,
-		"socket-in-root": true, "hardlink-denied": true,
+		"socket-in-root": true, "hardlink-denied": true, "system-private": true,
 	}
 	for _, c := range rep.Cases {
 		if gaps[c.ID] {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive/internal/sbplmodel"
 )
 
 // A System tree grants what every user of the host may read: a file
@@ -75,6 +76,19 @@ func TestDerivePrivateSystemFiles(t *testing.T) {
 
 	args, _ := Bwrap(pr)
 	assert.Contains(t, args, sys+"/key.json")
+	text, params, _ := SBPL(pr)
+	pm, err := sbplmodel.ParseParams(params)
+	require.NoError(t, err)
+	prof, err := sbplmodel.Parse(text, pm)
+	require.NoError(t, err, "the rendered profile is outside the evaluated subset:\n%s", text)
+	for path, want := range map[string]bool{
+		sys + "/key.json": false, sys + "/private/k": false, sys + "/sub/deep.key": false,
+		sys + "/pub.conf": true, sys + "/sub/ok": true, sys + "/named.key": true, sys + "/granted.key": true,
+	} {
+		ok, err := prof.Allows("file-read-data", path)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, "seatbelt reads %s", path)
+	}
 
 	// A chmod is seen by the next derivation, either way.
 	require.NoError(t, os.Chmod(sys+"/key.json", 0o644))

@@ -52,6 +52,7 @@ func SBPL(pr *Profile) (text string, params []string, fid *Fidelity) {
 	s.b.WriteString(sbplBase)
 	s.chain(policy.Read)
 	s.chain(policy.Write)
+	s.private()
 	s.b.WriteString(sbplDevices)
 	if pr.Network == policy.NetworkFull {
 		s.b.WriteString("(allow network*)\n(deny network-outbound (subpath \"/\"))\n(allow network-outbound (literal \"/private/var/run/mDNSResponder\"))\n")
@@ -74,6 +75,27 @@ func SBPL(pr *Profile) (text string, params []string, fid *Fidelity) {
 	}
 	f.exact("devices", ControlFSWrite, "", "/dev/null, /dev/zero and /dev/fd/N are always usable")
 	return s.b.String(), s.params, f
+}
+
+// private denies the files of System trees that other users may not
+// read (the derivation's "private system file" masks): the System grant
+// is a subpath, so each is denied by its own path, after the grants.
+func (s *sbplBuilder) private() {
+	first := true
+	for _, m := range s.pr.Masks {
+		if m.Reason != "private system file" {
+			continue
+		}
+		if first {
+			s.b.WriteString(";; private system files\n")
+			first = false
+		}
+		filter := "(literal " + s.param("PRIVATE", m.Path) + ")"
+		if m.Dir {
+			filter = s.subpath("PRIVATE", m.Path)
+		}
+		s.rule("deny", sbplReadOps+" "+sbplWriteOps, filter)
+	}
 }
 
 type sbplBuilder struct {

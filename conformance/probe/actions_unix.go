@@ -34,6 +34,9 @@ import (
 //	append PATH CONTENT            append (create if missing)
 //	truncate PATH                  truncate(2) to 0 bytes
 //	chmod MODE PATH                chmod(2), MODE in octal
+//	chown UID PATH                 lchown(2) to UID, the group unchanged
+//	utimes PATH                    utimensat(2): both times 2001-01-01
+//	setxattr PATH NAME VALUE       setxattr(2)
 //	link OLD NEW                   hard link
 //	rename OLD NEW                 rename(2)
 //	mkdir PATH                     mkdir -p
@@ -149,6 +152,9 @@ func init() {
 		"append":           actAppend,
 		"truncate":         actTruncate,
 		"chmod":            actChmod,
+		"chown":            actChown,
+		"utimes":           actUtimes,
+		"setxattr":         actSetxattr,
 		"link":             actLink,
 		"rename":           actRename,
 		"mkdir":            actMkdir,
@@ -287,6 +293,39 @@ func actChmod(p *prober, args []string) error {
 		return fmt.Errorf("mode %q: %w", args[0], err)
 	}
 	p.emit(result("chmod", args[1], unix.Chmod(args[1], uint32(mode))))
+	return nil
+}
+
+// actChown changes the owner of PATH to UID (the group unchanged).
+func actChown(p *prober, args []string) error {
+	if err := nargs(args, 2); err != nil {
+		return err
+	}
+	uid, err := strconv.Atoi(args[0])
+	if err != nil {
+		return fmt.Errorf("%w: chown UID PATH", errUsage)
+	}
+	p.emit(result("chown", args[1], unix.Lchown(args[1], uid, -1)))
+	return nil
+}
+
+// actUtimes sets the access and modification times of PATH to
+// 2001-01-01T00:00:00Z.
+func actUtimes(p *prober, args []string) error {
+	if err := nargs(args, 1); err != nil {
+		return err
+	}
+	ts := unix.NsecToTimespec(978307200 * 1e9)
+	p.emit(result("utimes", args[0], unix.UtimesNanoAt(unix.AT_FDCWD, args[0], []unix.Timespec{ts, ts}, 0)))
+	return nil
+}
+
+// actSetxattr sets the extended attribute NAME of PATH to VALUE.
+func actSetxattr(p *prober, args []string) error {
+	if err := nargs(args, 3); err != nil {
+		return err
+	}
+	p.emit(result("setxattr", args[0]+" "+args[1], unix.Setxattr(args[0], args[1], []byte(args[2]), 0)))
 	return nil
 }
 

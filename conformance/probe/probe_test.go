@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -66,6 +67,9 @@ func TestFileActions(t *testing.T) {
 		}},
 		{"read missing", []string{"read", filepath.Join(dir, "nope")}, false, "ENOENT", nil},
 		{"chmod", []string{"chmod", "600", f}, true, "", nil},
+		{"chown to self", []string{"chown", strconv.Itoa(os.Getuid()), f}, true, "", nil},
+		{"utimes", []string{"utimes", f}, true, "", nil},
+		{"utimes missing", []string{"utimes", filepath.Join(dir, "nope")}, false, "ENOENT", nil},
 		{"link", []string{"link", f, filepath.Join(dir, "l")}, true, "", nil},
 		{"link exists", []string{"link", f, filepath.Join(dir, "l")}, false, "EEXIST", nil},
 		{"truncate", []string{"truncate", f}, true, "", nil},

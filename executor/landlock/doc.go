@@ -110,12 +110,9 @@
 //
 //   - fs-metadata: stat, access, chdir, readlink on ungranted paths
 //     succeed (a command can learn that ~/.ssh/id_rsa exists, not read
-//     it), and chmod, chown, utimes and extended attributes on files the
-//     user may change under DAC are not restricted — Landlock has no
-//     setattr hook (truncate is the only attribute it mediates). As root
-//     this includes chmod of root-owned system files (see Requirements).
-//     A seccomp filter cannot see paths, and denying chmod everywhere would
-//     break chmod +x in the workspace.
+//     it). Changes — chmod, chown, utimes, extended attributes — are
+//     closed by a mount namespace (see Metadata) and are a gap only where
+//     none can be made.
 //   - fs-new-files: masks exist for paths found when the command starts;
 //     a denied or protected path created while it runs is not masked
 //     until the next command re-derives. Protected ones are removed or
@@ -189,10 +186,42 @@
 // on amd64 or arm64 to close the network below ABI 10. Any user may run
 // it; as root, commands keep uid 0 but hold no capabilities, so they
 // cannot bypass file permissions, load modules or reboot, yet they still
-// own root's files (the fs-metadata gap lets them chmod them).
+// own root's files — which is why each command gets the read-only mount
+// namespace below.
 //
-// Landlock has no mount namespace: /tmp stays the host's and is not
-// writable. Commands get a private directory instead (TempDir, removed by
+// # Metadata
+//
+// Landlock has no setattr hook (truncate is the only attribute it
+// mediates) and a seccomp filter cannot see paths, so chmod, chown,
+// utimes and extended attributes are closed with mounts instead: each
+// command starts in a mount namespace of its own (cordon_spawn in C, or
+// the helper on its locked thread) in which every mount is made private,
+// each top writable grant of the ruleset is bound onto itself with
+// MS_REC (so it and the mounts below it stay writable), and every other
+// mount point of /proc/self/mountinfo — read with moby/sys/mountinfo,
+// which decodes its escapes — is remounted MS_BIND|MS_RDONLY with its
+// nosuid, nodev, noexec and atime flags kept. A bind remount changes the
+// mount's flags in the new namespace only, never the file system's or the
+// host's. /proc and its submounts are left alone (proc refuses chmod and
+// chown itself), autofs mount points are skipped (touching them would
+// mount), and a mount point that vanished (ENOENT, EINVAL) or that this
+// user cannot walk to (EACCES, and so neither can the command) is
+// skipped. Everything else failing fails the start: never silently
+// weaker. The working directory is entered after the mounts.
+//
+// As root (CAP_SYS_ADMIN) unshare(CLONE_NEWNS) is enough. Another user
+// gets a user namespace that maps only its uid and gid to themselves
+// (setgroups denied), in which it holds the capabilities for the mounts
+// until it drops them all before the exec; the helper path starts the
+// helper in it with CAP_SYS_ADMIN as an ambient capability. Files of
+// other users then show as nobody; access to them is unchanged. Whether
+// this works is tried once per process (a trial command with the host's
+// mounts): user namespaces may be disabled, or allowed without
+// capabilities (Ubuntu 24.04's AppArmor policy); then metadata changes
+// stay a declared gap whose reason says why.
+//
+// /tmp stays the host's (read-only in the command's mount namespace) and is
+// not writable. Commands get a private directory instead (TempDir, removed by
 // Close); set TMPDIR to it in Request.Env.
 //
 // # Troubleshooting

@@ -19,8 +19,10 @@ import (
 
 // helperArgs is the helper's command line:
 //
-//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER ENV_FD STATUS_FD PATH ARG0 ARGS...
+//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER MOUNTS ENV_FD STATUS_FD PATH ARG0 ARGS...
 //
+// MOUNTS is "-", or the mount plan in hex (encodeMounts): the helper
+// then makes its mount namespace before anything else.
 // RULESET_FD is -1 without a Landlock layer; FLAGS are
 // landlock_restrict_self's; FILTER is the seccomp program in hex (8 bytes
 // an instruction, host byte order; "-" for none); ENV_FD is a descriptor
@@ -31,9 +33,9 @@ import (
 // before the restrictions. STATUS_FD is the write end of a pipe: the
 // helper writes "ERRNO MESSAGE" there when it fails, and the exec of the
 // command closes it (see readStatus).
-func helperArgs(rulesetFD int, flags uint32, filter string, envFD, statusFD int, path string, argv []string) []string {
-	args := make([]string, 0, 7+len(argv))
-	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter,
+func helperArgs(rulesetFD int, flags uint32, filter, mounts string, envFD, statusFD int, path string, argv []string) []string {
+	args := make([]string, 0, 8+len(argv))
+	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, mounts,
 		strconv.Itoa(envFD), strconv.Itoa(statusFD), path)
 	return append(args, argv...)
 }
@@ -125,11 +127,64 @@ func decodeFilter(s string) ([]unix.SockFilter, error) {
 	return prog, nil
 }
 
+// encodeMounts returns the mount plan in helperArgs' MOUNTS form: hex of
+// NUL-terminated fields, "w" PATH for a writable grant and "r" FLAGS PATH
+// for a read-only remount; "-" for none.
+func encodeMounts(mp *mountPlan) string {
+	if mp == nil {
+		return "-"
+	}
+	var b []byte
+	for _, w := range mp.writable {
+		b = append(append(append(b, "w\x00"...), w...), 0)
+	}
+	for i, p := range mp.readonly {
+		b = append(append(append(append(b, "r\x00"...), strconv.FormatUint(uint64(mp.flags[i]), 10)...), 0), p...)
+		b = append(b, 0)
+	}
+	return "m" + hex.EncodeToString(b)
+}
+
+// decodeMounts is encodeMounts' inverse.
+func decodeMounts(s string) (*mountPlan, error) {
+	if s == "-" {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(strings.TrimPrefix(s, "m"))
+	if err != nil || !strings.HasPrefix(s, "m") {
+		return nil, fmt.Errorf("malformed mount plan %q", s)
+	}
+	f := strings.Split(string(b), "\x00")
+	if len(f) > 0 && f[len(f)-1] == "" {
+		f = f[:len(f)-1]
+	}
+	mp := &mountPlan{}
+	for i := 0; i < len(f); {
+		switch {
+		case f[i] == "w" && i+1 < len(f):
+			mp.writable = append(mp.writable, f[i+1])
+			i += 2
+		case f[i] == "r" && i+2 < len(f):
+			fl, err := strconv.ParseUint(f[i+1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("malformed mount plan: flags %q", f[i+1])
+			}
+			mp.readonly = append(mp.readonly, f[i+2])
+			mp.flags = append(mp.flags, uintptr(fl))
+			i += 3
+		default:
+			return nil, fmt.Errorf("malformed mount plan at field %d", i)
+		}
+	}
+	return mp, nil
+}
+
 // helperCommand is a decoded helper command line.
 type helperCommand struct {
 	rulesetFD int
 	flags     uint32
 	filter    []unix.SockFilter
+	mounts    *mountPlan
 	envFD     int
 	statusFD  int
 	path      string
@@ -137,8 +192,8 @@ type helperCommand struct {
 }
 
 func parseHelperArgs(args []string) (*helperCommand, error) {
-	if len(args) < 8 || args[0] != helperArg0 {
-		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
+	if len(args) < 9 || args[0] != helperArg0 {
+		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER MOUNTS ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
 	}
 	c := &helperCommand{}
 	fd, err := strconv.Atoi(args[1])
@@ -154,14 +209,17 @@ func parseHelperArgs(args []string) (*helperCommand, error) {
 	if c.filter, err = decodeFilter(args[3]); err != nil {
 		return nil, err
 	}
-	if c.envFD, err = strconv.Atoi(args[4]); err != nil || c.envFD < 3 {
-		return nil, fmt.Errorf("bad environment descriptor %q", args[4])
+	if c.mounts, err = decodeMounts(args[4]); err != nil {
+		return nil, err
 	}
-	if c.statusFD, err = strconv.Atoi(args[5]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD {
-		return nil, fmt.Errorf("bad status descriptor %q", args[5])
+	if c.envFD, err = strconv.Atoi(args[5]); err != nil || c.envFD < 3 {
+		return nil, fmt.Errorf("bad environment descriptor %q", args[5])
 	}
-	c.path = args[6]
-	c.argv = args[7:]
+	if c.statusFD, err = strconv.Atoi(args[6]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD {
+		return nil, fmt.Errorf("bad status descriptor %q", args[6])
+	}
+	c.path = args[7]
+	c.argv = args[8:]
 	return c, nil
 }
 
@@ -192,6 +250,28 @@ func helperExec(c *helperCommand) error {
 	env, err := readEnv(c.envFD)
 	if err != nil {
 		return err
+	}
+	if c.mounts != nil {
+		// The working directory was entered before the namespace: enter
+		// it again, on the new mounts.
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		if err := c.mounts.apply(); err != nil {
+			return err
+		}
+		if err := unix.Chdir(wd); err != nil {
+			return &os.PathError{Op: "chdir", Path: wd, Err: err}
+		}
+	}
+	// Nothing but the standard descriptors reaches the command, even when
+	// the helper was started without the launcher (in a user namespace,
+	// by os.StartProcess, which passes on descriptors opened without
+	// O_CLOEXEC): the ruleset is used before the exec, the status pipe is
+	// already close-on-exec.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil && err != unix.ENOSYS && err != unix.EINVAL {
+		return fmt.Errorf("close_range: %w", err)
 	}
 	if err := restrictThread(c.rulesetFD, c.flags, c.filter); err != nil {
 		return err

@@ -299,6 +299,16 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		}
 		return r, nil
 	}
+	mounts := "-"
+	if ref.rs.mounts != mountsNone {
+		mp, err := newMountPlan(ref.rs.rules)
+		if err != nil {
+			x.rulesets.release(ref)
+			r.end(ctx)
+			return nil, fmt.Errorf("landlock executor: %w", err)
+		}
+		mounts = encodeMounts(mp)
+	}
 	ef, err := envFile(req.Env)
 	if err != nil {
 		x.rulesets.release(ref)
@@ -322,13 +332,16 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	files = append(files, ef, sw)
 	r.spec = &procgroup.Spec{
 		Path:        "/proc/self/exe",
-		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
+		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, mounts, envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
 		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
 		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   x.cfg.WaitDelay,
 		ExtraFiles:  files,
+	}
+	if ref.rs.mounts == mountsUserNS {
+		r.spec.StartProcess = userNSStart(ref.rs)
 	}
 	return r, nil
 }
@@ -481,6 +494,14 @@ func (x *Executor) describe() executor.Capabilities {
 	}
 	if !x.feat.seccomp {
 		caps.Info["seccomp"] = "false: " + x.feat.seccompWhy
+	}
+	switch x.feat.mounts {
+	case mountsRoot:
+		caps.Info["mount_namespace"] = "root: each command unshares a mount namespace in which every mount outside its writable grants is read-only (needs CAP_SYS_ADMIN)"
+	case mountsUserNS:
+		caps.Info["mount_namespace"] = "user namespace: each command gets a user namespace mapping only this uid and gid, and in it a mount namespace in which every mount outside its writable grants is read-only (needs unprivileged user namespaces with capabilities)"
+	default:
+		caps.Info["mount_namespace"] = "none: " + x.feat.mountsWhy
 	}
 	if x.feat.abi == 0 {
 		caps.Info["troubleshooting"] = "Landlock is missing or disabled: it needs Linux ≥ 5.13 built with CONFIG_SECURITY_LANDLOCK and landlock in the lsm= boot parameter (for example lsm=landlock,lockdown,yama,integrity,apparmor,bpf)"

@@ -446,6 +446,11 @@ func TestDescribe(t *testing.T) {
 	assert.Equal(t, "landlock", caps.Backend)
 	assert.True(t, caps.Sandboxed)
 	assert.Equal(t, strconv.Itoa(x.ABI()), caps.Info["abi_used"])
+	if os.Geteuid() == 0 {
+		assert.True(t, strings.HasPrefix(caps.Info["mount_namespace"], "root:"), caps.Info["mount_namespace"])
+	} else {
+		assert.NotEmpty(t, caps.Info["mount_namespace"])
+	}
 	for _, c := range []executor.Control{executor.ControlFSMetadata, executor.ControlFSNewFiles, executor.ControlProtect, executor.ControlProcessTree, executor.ControlProcInfo} {
 		_, ok := caps.Gap(c)
 		assert.True(t, ok, "gap %s declared", c)

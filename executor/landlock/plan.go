@@ -26,6 +26,10 @@ type features struct {
 	seccompWhy string
 	// arch is GOARCH.
 	arch string
+	// mounts says how each command gets a mount namespace of its own
+	// (mountsNone: it does not; mountsWhy says why).
+	mounts    mountMode
+	mountsWhy string
 }
 
 // filterSpec says what the seccomp filter denies. The zero value installs
@@ -45,6 +49,19 @@ type filterSpec struct {
 	// Landlock command shares the host's user keyring and IPC namespace.
 	kernelObjects bool
 }
+
+// mountMode says how a command gets its mount namespace.
+type mountMode uint8
+
+const (
+	// mountsNone: no mount namespace; metadata changes are a gap.
+	mountsNone mountMode = iota
+	// mountsRoot: unshare(CLONE_NEWNS) alone (CAP_SYS_ADMIN).
+	mountsRoot
+	// mountsUserNS: a user namespace mapping the caller's uid and gid,
+	// and a mount namespace owned by it.
+	mountsUserNS
+)
 
 func (f filterSpec) empty() bool { return !f.inet && !f.unix && !f.ioURing && !f.kernelObjects }
 
@@ -68,6 +85,9 @@ type plan struct {
 	// guardTrees are the writable directory grants, watched by the
 	// protected-path guard.
 	guardTrees []string
+	// mounts: each command gets a mount namespace in which every mount
+	// outside its writable grants is read-only.
+	mounts mountMode
 }
 
 // Subjects of the renderer's elements this backend mitigates (see
@@ -180,6 +200,24 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		}
 	}
 
+	if f.mounts != mountsNone && rs.ABI > 0 {
+		pl.mounts = f.mounts
+		how := "a mount namespace of each command's own in which every mount outside its writable grants is read-only: chmod, chown, utimes and extended attributes fail there (EROFS)"
+		if f.mounts == mountsUserNS {
+			how += "; as a non-root user, in a user namespace of its own that maps only the caller's uid and gid (files of other users show as nobody)"
+		}
+		fid.Mitigate("metadata", how)
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "metadata visibility", Control: policyderive.ControlFSMetadata, Inherent: true,
+			Detail: "stat, access, chdir and readlink work on ungranted paths: the command can see that ~/.ssh/id_rsa exists, and its size and times, not read it",
+			Reason: "Landlock does not mediate these operations",
+			Remedy: "use the bwrap backend, where ungranted paths do not exist"})
+	} else if f.mountsWhy != "" {
+		for i := range fid.Elements {
+			if e := &fid.Elements[i]; e.Subject == "metadata" && e.Class == policyderive.Looser {
+				e.Reason += "; no mount namespace, which would make everything outside the writable grants read-only: " + f.mountsWhy
+			}
+		}
+	}
 	if !f.seccomp {
 		add(policyderive.Element{Class: policyderive.Looser, Subject: "kernel objects", Control: string(executor.ControlKernelObjects),
 			Detail: "the command shares the host's kernel keyrings and System V IPC: it can read and add keys in the user's keyring and attach the host's shared memory, message queues and semaphores",

@@ -172,3 +172,38 @@ func mkRepo(t *testing.T, dir string) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".git", "hooks"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "config"), []byte("[core]\n"), 0o644))
 }
+
+// TestMountsMitigateMetadata: with a mount namespace (as root, or in a
+// user namespace) metadata changes are closed and only their visibility
+// stays declared; without one, the reason says why.
+func TestMountsMitigateMetadata(t *testing.T) {
+	pr := profile(t, policy.NetworkNone, false)
+	find := func(pl *plan, subject string) *policyderive.Element {
+		for i := range pl.fidelity.Elements {
+			if e := &pl.fidelity.Elements[i]; e.Subject == subject {
+				return e
+			}
+		}
+		return nil
+	}
+	for _, m := range []mountMode{mountsRoot, mountsUserNS} {
+		pl := assess(pr, features{abi: 7, seccomp: true, mounts: m}, Config{})
+		assert.Equal(t, m, pl.mounts)
+		e := find(pl, "metadata")
+		require.NotNil(t, e)
+		assert.Contains(t, e.Mitigated, "read-only")
+		v := find(pl, "metadata visibility")
+		require.NotNil(t, v)
+		assert.True(t, v.Inherent)
+		assert.Contains(t, v.Detail, "stat")
+	}
+	pl := assess(pr, features{abi: 7, seccomp: true, mountsWhy: "pretended"}, Config{})
+	assert.Equal(t, mountsNone, pl.mounts)
+	e := find(pl, "metadata")
+	require.NotNil(t, e)
+	assert.Empty(t, e.Mitigated)
+	assert.Contains(t, e.Reason, "pretended")
+	assert.Nil(t, find(pl, "metadata visibility"))
+	// No Landlock layer: nothing to pair the namespace with.
+	assert.Equal(t, mountsNone, assess(pr, features{abi: 0, mounts: mountsRoot}, Config{}).mounts)
+}

@@ -21,6 +21,7 @@ package landlock
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -47,6 +48,35 @@ package landlock
 enum {
 	CORDON_PIPE = 1, CORDON_FORK, CORDON_SETSID, CORDON_DUP, CORDON_CLOSE_RANGE, CORDON_CHDIR,
 	CORDON_CAPS, CORDON_NO_NEW_PRIVS, CORDON_SECCOMP, CORDON_LANDLOCK, CORDON_EXEC,
+	CORDON_UNSHARE, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP,
+};
+
+// cordon_write_file writes s to path: system calls only (vfork child).
+static int cordon_write_file(const char *path, const char *s) {
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = strlen(s);
+	ssize_t n = write(fd, s, len);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+// cordon_mounts is the mount namespace a command started as root gets
+// (mountPlan in mountns_linux.go): writable grants bound onto themselves,
+// every other mount point remounted read-only. n_ro < 0: none.
+struct cordon_mounts {
+	// userns: unshare a user namespace too and map uid_map and gid_map
+	// ("UID UID 1") in it, setgroups denied.
+	int userns;
+	char *uid_map, *gid_map;
+	char **wr;
+	int n_wr;
+	char **ro;
+	unsigned long *ro_flags;
+	int n_ro;
 };
 
 struct cordon_report { int32_t stage, err; };
@@ -65,7 +95,7 @@ static void cordon_child_fail(int fd, int stage) {
 // *err saying what failed.
 static int cordon_spawn(const char *path, char **argv, char **envp, const char *dir, int *fds, int nfds,
                         int rulesetfd, unsigned flags, struct sock_filter *prog, unsigned short len,
-                        int *stage, int *err) {
+                        struct cordon_mounts *mnt, int *stage, int *err) {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		*stage = CORDON_PIPE, *err = errno;
@@ -116,6 +146,26 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			for (rlim_t i = nfds; i < max; i++)
 				if (fcntl((int)i, F_SETFD, FD_CLOEXEC) != 0 && errno != EBADF)
 					cordon_child_fail(ep, CORDON_CLOSE_RANGE);
+		}
+		if (mnt != NULL) {
+			// After the descriptors (opened in the parent's namespace,
+			// unaffected) and before chdir, so the working directory
+			// is looked up on the new mounts.
+			if (unshare(CLONE_NEWNS | (mnt->userns ? CLONE_NEWUSER : 0)) != 0)
+				cordon_child_fail(ep, CORDON_UNSHARE);
+			if (mnt->userns && (cordon_write_file("/proc/self/uid_map", mnt->uid_map) != 0 ||
+			                    cordon_write_file("/proc/self/setgroups", "deny") != 0 ||
+			                    cordon_write_file("/proc/self/gid_map", mnt->gid_map) != 0))
+				cordon_child_fail(ep, CORDON_IDMAP);
+			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+				cordon_child_fail(ep, CORDON_PRIVATE);
+			for (int i = 0; i < mnt->n_wr; i++)
+				if (mount(mnt->wr[i], mnt->wr[i], NULL, MS_BIND | MS_REC, NULL) != 0)
+					cordon_child_fail(ep, CORDON_BIND);
+			for (int i = 0; i < mnt->n_ro; i++)
+				if (mount(NULL, mnt->ro[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | mnt->ro_flags[i], NULL) != 0 &&
+				    errno != ENOENT && errno != EINVAL && errno != EACCES)
+					cordon_child_fail(ep, CORDON_REMOUNT);
 		}
 		if (dir != NULL && dir[0] != 0 && chdir(dir) != 0)
 			cordon_child_fail(ep, CORDON_CHDIR);
@@ -190,6 +240,9 @@ var spawnStages = map[C.int]string{
 	C.CORDON_CLOSE_RANGE: "close_range", C.CORDON_CHDIR: "chdir", C.CORDON_CAPS: "dropping capabilities",
 	C.CORDON_NO_NEW_PRIVS: "prctl(PR_SET_NO_NEW_PRIVS)", C.CORDON_SECCOMP: "seccomp(SECCOMP_SET_MODE_FILTER)",
 	C.CORDON_LANDLOCK: "landlock_restrict_self", C.CORDON_EXEC: "exec",
+	C.CORDON_UNSHARE: "unshare(CLONE_NEWNS)", C.CORDON_PRIVATE: "making the mounts private",
+	C.CORDON_BIND: "binding a writable grant", C.CORDON_REMOUNT: "remounting read-only",
+	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps",
 }
 
 // spawner returns a procgroup StartProcess that starts each command
@@ -248,9 +301,33 @@ func spawner(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*
 			copy(unsafe.Slice((*unix.SockFilter)(p), len(prog)), prog)
 			cprog = (*C.struct_sock_filter)(p)
 		}
+		var cmnt *C.struct_cordon_mounts
+		if rs.mounts != mountsNone {
+			mp, err := newMountPlan(rs.rules)
+			if err != nil {
+				return nil, fmt.Errorf("landlock: starting %s: %w", name, err)
+			}
+			m := (*C.struct_cordon_mounts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_cordon_mounts{}))))
+			cstrs = append(cstrs, (*C.char)(unsafe.Pointer(m)))
+			if rs.mounts == mountsUserNS {
+				m.userns = 1
+				m.uid_map = cstr(fmt.Sprintf("%d %d 1", os.Geteuid(), os.Geteuid()))
+				m.gid_map = cstr(fmt.Sprintf("%d %d 1", os.Getegid(), os.Getegid()))
+			}
+			m.wr, m.n_wr = vec(mp.writable), C.int(len(mp.writable))
+			m.ro, m.n_ro = vec(mp.readonly), C.int(len(mp.readonly))
+			fl := C.malloc(C.size_t(len(mp.flags)+1) * C.size_t(unsafe.Sizeof(C.ulong(0))))
+			cstrs = append(cstrs, (*C.char)(fl))
+			fa := unsafe.Slice((*C.ulong)(fl), len(mp.flags)+1)
+			for i, f := range mp.flags {
+				fa[i] = C.ulong(f)
+			}
+			m.ro_flags = (*C.ulong)(fl)
+			cmnt = m
+		}
 		var stage, errno C.int
 		pid := C.cordon_spawn(cpath, cargv, cenv, cdir, fds, C.int(len(attr.Files)), rfd, C.uint(rs.flags),
-			cprog, C.ushort(len(prog)), &stage, &errno)
+			cprog, C.ushort(len(prog)), cmnt, &stage, &errno)
 		runtime.KeepAlive(attr.Files)
 		runtime.KeepAlive(rs)
 		if pid < 0 {

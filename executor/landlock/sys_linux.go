@@ -37,6 +37,7 @@ func detect() features {
 		return f
 	}
 	f.seccomp = true
+	f.mounts, f.mountsWhy = detectMounts()
 	return f
 }
 
@@ -59,7 +60,7 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	for _, i := range ins {
 		prog = append(prog, unix.SockFilter{Code: i.code, Jt: i.jt, Jf: i.jf, K: i.k})
 	}
-	out := &ruleset{filter: encodeFilter(prog)}
+	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts, rules: pl.ruleset}
 	rs := pl.ruleset
 	if rs.ABI == 0 {
 		return out, nil

@@ -9,11 +9,24 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
-func helperArgs(rulesetFD int, flags uint32, filter string, envFD, statusFD int, path string, argv []string) []string {
+func helperArgs(rulesetFD int, flags uint32, filter, mounts string, envFD, statusFD int, path string, argv []string) []string {
 	return nil
 }
+
+// mountPlan is Linux-only.
+type mountPlan struct{}
+
+func newMountPlan(*policyderive.LandlockRuleset) (*mountPlan, error) {
+	return nil, errors.ErrUnsupported
+}
+
+func encodeMounts(*mountPlan) string { return "-" }
+
+func userNSStart(*ruleset) func(string, []string, *os.ProcAttr) (*os.Process, error) { return nil }
 
 func envFile(env []string) (*os.File, error) {
 	return nil, fmt.Errorf("landlock: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)

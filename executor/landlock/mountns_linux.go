@@ -1,0 +1,264 @@
+//go:build linux
+
+package landlock
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"github.com/moby/sys/mountinfo"
+	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// A command started as root gets a mount namespace of its own in which
+// every mount outside its writable grants is read-only: Landlock does not
+// mediate chmod, chown, utimes or extended attributes, and root could
+// otherwise change the mode of any file on the host (chmod 4777 of a
+// root-owned binary). No user namespace is needed: root may unshare
+// CLONE_NEWNS. The child (cordon_spawn, or the helper) makes every
+// mount private to the namespace, binds each writable grant onto itself
+// (recursively, so it and the mounts below it keep their flags) and then
+// remounts every other mount point read-only with MS_BIND, which changes
+// that mount's flags in the new namespace only, never the file system's.
+// The mounts' own nosuid, nodev, noexec and atime flags are kept.
+// /proc and what is mounted below it are left alone: proc refuses chmod
+// and chown itself, and its writable files are Landlock's to deny;
+// autofs mount points are skipped, as touching them would mount.
+
+// mountPlan is what the child does in its mount namespace.
+type mountPlan struct {
+	// writable are the top writable grants, bound onto themselves.
+	writable []string
+	// readonly are the mount points remounted read-only, with their
+	// per-mount flags (MS_NOSUID, ...) in flags.
+	readonly []string
+	flags    []uintptr
+}
+
+// detectMounts says how commands get their mount namespace here, once
+// per process: as root (CAP_SYS_ADMIN) by unshare alone; otherwise in a
+// user namespace, when a trial command started that way (the same start
+// path as every command, the mounts of this host) succeeds — user
+// namespaces may be disabled (a sysctl), or allowed without capabilities
+// (Ubuntu 24.04's AppArmor policy).
+var detectMounts = sync.OnceValues(func() (mountMode, string) {
+	if canMountNS() {
+		return mountsRoot, ""
+	}
+	if err := trialMounts(); err != nil {
+		return mountsNone, fmt.Sprintf("no CAP_SYS_ADMIN (not root), and a user namespace for the mounts does not work here: %v", err)
+	}
+	return mountsUserNS, ""
+})
+
+// canMountNS reports whether this process may make a mount namespace
+// without a user namespace: CAP_SYS_ADMIN in the initial one (root).
+func canMountNS() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return false
+	}
+	return data[0].Effective&(1<<unix.CAP_SYS_ADMIN) != 0
+}
+
+// trialMounts starts `sh -c :` in a user and mount namespace with the
+// mount plan of a command whose only writable grant is the temporary
+// directory, and reports whether it ran.
+func trialMounts() error {
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		return err
+	}
+	rs := &ruleset{filter: "-", mounts: mountsUserNS, rules: &policyderive.LandlockRuleset{
+		FS: []policyderive.LandlockRule{{Path: tmp, Access: writeRights, Dir: true}},
+	}}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	files := []*os.File{null, null, null}
+	var p *os.Process
+	if canSpawn {
+		p, err = spawner(rs)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
+	} else {
+		p, err = startHelperTrial(rs, files)
+	}
+	if err != nil {
+		return err
+	}
+	st, err := p.Wait()
+	if err != nil {
+		return err
+	}
+	if !st.Success() {
+		return fmt.Errorf("the trial command exited with %v", st)
+	}
+	return nil
+}
+
+// startHelperTrial is trialMounts through the sandbox helper (no cgo).
+func startHelperTrial(rs *ruleset, files []*os.File) (*os.Process, error) {
+	mp, err := newMountPlan(rs.rules)
+	if err != nil {
+		return nil, err
+	}
+	ef, err := envFile(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer sr.Close()
+	args := helperArgs(-1, 0, "-", encodeMounts(mp), 3, 4, executor.Shell, []string{"sh", "-c", ":"})
+	attr := &os.ProcAttr{Env: []string{}, Files: append(files, ef, sw), Sys: &syscall.SysProcAttr{Setsid: true}}
+	p, err := userNSStart(rs)("/proc/self/exe", args, attr)
+	sw.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := readStatus(sr); err != nil {
+		p.Wait()
+		return nil, err
+	}
+	return p, nil
+}
+
+// userNSStart returns a procgroup StartProcess for the sandbox helper:
+// for mountsUserNS it starts the helper in a new user namespace that maps
+// the caller's uid and gid to themselves, with CAP_SYS_ADMIN as an
+// ambient capability so that it survives the exec of the helper (which
+// makes the mount namespace, then drops every capability before the
+// command); otherwise os.StartProcess.
+func userNSStart(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+	return func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+		if rs.mounts == mountsUserNS {
+			sys := *attr.Sys
+			sys.Cloneflags |= syscall.CLONE_NEWUSER
+			sys.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
+			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
+			sys.GidMappingsEnableSetgroups = false
+			sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+			a := *attr
+			a.Sys = &sys
+			attr = &a
+		}
+		return os.StartProcess(name, argv, attr)
+	}
+}
+
+// writeRights are the Landlock rights that make a rule a writable grant.
+const writeRights = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSMakeDir | ll.AccessFSRemoveFile | ll.AccessFSRemoveDir
+
+// newMountPlan returns the mount plan for the ruleset's writable grants
+// and the mounts this process sees now.
+func newMountPlan(rs *policyderive.LandlockRuleset) (*mountPlan, error) {
+	var writable []string
+	for _, r := range rs.FS {
+		if r.PerProcess || r.Access&writeRights == 0 || abspath.Within(r.Path, "/dev") || abspath.Within(r.Path, "/proc") {
+			continue
+		}
+		fi, err := os.Lstat(r.Path)
+		if err != nil || (!fi.IsDir() && !fi.Mode().IsRegular()) {
+			continue // a missing grant grants nothing; devices work on read-only mounts
+		}
+		writable = append(writable, r.Path)
+	}
+	slices.Sort(writable)
+	var top []string
+	for _, w := range writable {
+		if len(top) == 0 || !abspath.Within(w, top[len(top)-1]) {
+			top = append(top, w)
+		}
+	}
+	mounts, err := mountinfo.GetMounts(nil)
+	if err != nil {
+		return nil, fmt.Errorf("reading the mount table: %w", err)
+	}
+	flags := map[string]uintptr{}
+	var order []string
+	for _, m := range mounts {
+		p := m.Mountpoint
+		if m.FSType == "autofs" || abspath.Within(p, "/proc") || abspath.WithinAny(p, top) {
+			continue
+		}
+		if _, ok := flags[p]; !ok {
+			order = append(order, p)
+		}
+		flags[p] = mountFlags(m.Options) // the last mount at a path is the visible one
+	}
+	pl := &mountPlan{writable: top}
+	for _, p := range order {
+		pl.readonly = append(pl.readonly, p)
+		pl.flags = append(pl.flags, flags[p])
+	}
+	return pl, nil
+}
+
+// mountFlags returns the per-mount flags of a mountinfo options field
+// that a read-only bind remount must keep.
+func mountFlags(opts string) uintptr {
+	var f uintptr
+	for o := range strings.SplitSeq(opts, ",") {
+		switch o {
+		case "nosuid":
+			f |= unix.MS_NOSUID
+		case "nodev":
+			f |= unix.MS_NODEV
+		case "noexec":
+			f |= unix.MS_NOEXEC
+		case "noatime":
+			f |= unix.MS_NOATIME
+		case "nodiratime":
+			f |= unix.MS_NODIRATIME
+		case "relatime":
+			f |= unix.MS_RELATIME
+		case "strictatime":
+			f |= unix.MS_STRICTATIME
+		}
+	}
+	return f
+}
+
+// apply makes the mount namespace of the calling thread, which must be
+// locked to it and must exec next (the helper's path; cordon_spawn does
+// the same in C).
+func (pl *mountPlan) apply() error {
+	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
+		return fmt.Errorf("unshare(CLONE_NEWNS): %w", err)
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making the mounts private: %w", err)
+	}
+	for _, w := range pl.writable {
+		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+			return fmt.Errorf("binding the writable grant %s: %w", w, err)
+		}
+	}
+	for i, p := range pl.readonly {
+		err := unix.Mount("", p, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|pl.flags[i], "")
+		// ENOENT, EINVAL: the mount is gone. EACCES: its path cannot
+		// be walked by this user, so not by the command either.
+		if err != nil && err != unix.ENOENT && err != unix.EINVAL && err != unix.EACCES {
+			return fmt.Errorf("remounting %s read-only: %w", p, err)
+		}
+	}
+	return nil
+}
