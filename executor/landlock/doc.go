@@ -202,11 +202,11 @@
 // which decodes its escapes — is remounted MS_BIND|MS_RDONLY with its
 // nosuid, nodev, noexec and atime flags kept. A bind remount changes the
 // mount's flags in the new namespace only, never the file system's or the
-// host's. /proc and its submounts are left alone (proc refuses chmod and
-// chown itself), autofs mount points are skipped (touching them would
-// mount), and a mount point that vanished (ENOENT, EINVAL) or that this
-// user cannot walk to (EACCES, and so neither can the command) is
-// skipped. Everything else failing fails the start: never silently
+// host's. /proc is included (root may chmod its generic entries such as
+// /proc/sysrq-trigger; Landlock grants no writes there), autofs mount
+// points are skipped (touching them would mount), and a mount point that
+// vanished (ENOENT, EINVAL) or that this user cannot walk to (EACCES, and
+// so neither can the command) is skipped. Everything else failing fails the start: never silently
 // weaker. The working directory is entered after the mounts.
 //
 // As root (CAP_SYS_ADMIN) unshare(CLONE_NEWNS) is enough. Another user

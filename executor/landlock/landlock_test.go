@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -464,4 +465,38 @@ func TestDescribe(t *testing.T) {
 	kp := newExecutor(t, landlock.Config{KernelProtect: true}).Describe(context.Background())
 	_, ok := kp.Gap(executor.ControlProtect)
 	assert.False(t, ok, "KernelProtect enforces protection of existing paths")
+}
+
+// TestRootCannotChmodProc: as root, a generic /proc entry's mode is
+// outside every file rule (proc's own setattr lets root change it, which
+// /proc/sysrq-trigger makes a host-wide hole); the read-only mount
+// namespace stops it. The effect is read from outside: chmod to the same
+// mode still stamps the entry's ctime. Twin: the same through
+// executor.Local, whose chmod stamps it.
+func TestRootCannotChmodProc(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("root only: other users cannot chmod /proc entries at all")
+	}
+	const entry = "/proc/version"
+	// Held open, so the inode (and its ctime) stays the same one.
+	f, err := os.Open(entry)
+	require.NoError(t, err)
+	defer f.Close()
+	ctime := func() int64 {
+		var st syscall.Stat_t
+		require.NoError(t, syscall.Fstat(int(f.Fd()), &st))
+		return st.Ctim.Nano()
+	}
+	w := newWS(t)
+	x := newExecutor(t, landlock.Config{})
+	before := ctime()
+	time.Sleep(10 * time.Millisecond)
+	res := run(t, x, w.req("chmod 444 "+entry, nil))
+	assert.NotEqual(t, 0, res.ExitCode)
+	assert.Contains(t, string(res.Stderr), "Read-only file system")
+	assert.Equal(t, before, ctime(), "the entry was not touched")
+
+	local := run(t, executor.NewLocal(), w.req("chmod 444 "+entry, nil))
+	require.Equal(t, 0, local.ExitCode, "twin: %s", local.Stderr)
+	assert.NotEqual(t, before, ctime(), "twin: an unsandboxed chmod stamps the entry")
 }

@@ -30,9 +30,10 @@ import (
 // (recursively, so it and the mounts below it keep their flags) and then
 // remounts every other mount point read-only with MS_BIND, which changes
 // that mount's flags in the new namespace only, never the file system's.
-// The mounts' own nosuid, nodev, noexec and atime flags are kept.
-// /proc and what is mounted below it are left alone: proc refuses chmod
-// and chown itself, and its writable files are Landlock's to deny;
+// The mounts' own nosuid, nodev, noexec and atime flags are kept. /proc
+// is remounted too: proc refuses chmod of /proc/PID and /proc/sys
+// entries, but root may chmod its generic entries (/proc/version,
+// /proc/sysrq-trigger), and Landlock grants no writes there anyway.
 // autofs mount points are skipped, as touching them would mount.
 
 // mountPlan is what the child does in its mount namespace.
@@ -196,7 +197,7 @@ func newMountPlan(rs *policyderive.LandlockRuleset) (*mountPlan, error) {
 	var order []string
 	for _, m := range mounts {
 		p := m.Mountpoint
-		if m.FSType == "autofs" || abspath.Within(p, "/proc") || abspath.WithinAny(p, top) {
+		if m.FSType == "autofs" || abspath.WithinAny(p, top) {
 			continue
 		}
 		if _, ok := flags[p]; !ok {
