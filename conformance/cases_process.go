@@ -71,7 +71,41 @@ func processCases() []*caseDef {
 				Verified: "the host creates a System V shared memory segment holding a token; the probe attaches it by key and reads it; the token must not appear. Twin: executor.Local. Linux only"},
 			probe: true, run: caseSysVIPC,
 		},
+		{
+			CaseInfo: CaseInfo{ID: "survivor", Title: "no process of a command is left running when Run returns", Layer: Process, Control: executor.ControlProcessTree, Isolation: true, Expected: Denied,
+				Verified: "the probe starts a heartbeat in a new session, in the background, waits until it beats, and exits (exit 0: no timeout, no cancel); once Run returned the heartbeat file must not advance and no process carrying the case tag may be left in the host's /proc. Twin: executor.Local, whose heartbeat keeps beating"},
+			probe: true, run: caseSurvivor,
+		},
 	}
+}
+
+func caseSurvivor(c *caseRun) {
+	// Separate heartbeat files, so the twin cannot be judged by what the
+	// action's heartbeat left behind.
+	hbs := []string{filepath.Join(c.fx.root, "hb-survivor-act"), filepath.Join(c.fx.root, "hb-survivor-twin")}
+	cmd := func(hb string) string {
+		return c.probeCmd("heartbeat", "-setsid", "-for", "30s", hb) + " >/dev/null 2>&1 & " + c.probeCmd("await", hb, "10s")
+	}
+	defer func() {
+		if left := leftovers(c.fx.tag); len(left) > 0 {
+			_ = procscan.Kill(left)
+		}
+	}()
+	n := 0
+	survived := func(c *caseRun) func(*executor.Result) (bool, string) {
+		hb := hbs[min(n, 1)] // the action's observer first, then the twin's
+		n++
+		return func(*executor.Result) (bool, string) {
+			if beating(c, hb, stoppedWindow) {
+				return true, "the heartbeat still beats after Run returned"
+			}
+			if left, _ := procscan.Find(c.fx.tag); len(left) > 0 {
+				return true, "processes carrying the case tag are still running: " + cmdlines(left)
+			}
+			return false, "the heartbeat stopped and no process carrying the case tag is left in /proc"
+		}
+	}
+	c.isolate(survived, c.act(cmd(hbs[0]), nil), c.twinLocal(cmd(hbs[1])))
 }
 
 func caseKernelKeyring(c *caseRun) {

@@ -120,8 +120,11 @@
 //   - protect (default mode, see Protection): protected paths are
 //     restored after the command, not denied while it runs.
 //   - process-tree: without a PID namespace, a process that double-forks
-//     out of the command's tree (its parent exits first) survives the
-//     command (internal/procgroup's caveat); it keeps every restriction.
+//     out of the command's tree (its parent exits first) would survive the
+//     command (internal/procgroup's caveat), keeping every restriction.
+//     Where this process may make cgroup v2 child cgroups, each command
+//     runs in one of its own and nothing survives (see Survivors); the
+//     gap is declared only where it may not.
 //   - proc-info: /proc/self names the process that opens it, and the
 //     ruleset is built once per profile, before the command exists, so its own
 //     /proc/<pid> cannot be granted alone: /proc is granted read-only as a
@@ -188,6 +191,24 @@
 // cannot bypass file permissions, load modules or reboot, yet they still
 // own root's files — which is why each command gets the read-only mount
 // namespace below.
+//
+// # Survivors
+//
+// Each command runs in a cgroup v2 of its own, made under this process's
+// cgroup (cgroup_linux.go): the child writes "0" to its cgroup.procs
+// before anything else (cordon_spawn, or the helper's first step), so
+// everything the command starts is in it. When the command ends — Run's
+// process exited, or a Start'ed one — the executor writes "1" to
+// cgroup.kill (Linux 5.14), waits until the cgroup can be removed (it is
+// empty) and removes it, and only then runs the protected-path guard,
+// whose scan is therefore final. A sandboxed process cannot leave the
+// cgroup: moving needs write access to cgroup.procs files, which Landlock
+// does not grant and the mount namespace makes read-only. Whether cgroups
+// can be made is tried once per process (a probe cgroup and write access
+// to both cgroup.procs files): root, or a delegated subtree such as a
+// systemd user service, on cgroup v2 (or the unified hierarchy of a
+// hybrid host). Elsewhere the process-tree gap is declared with the
+// reason. A cgroup that cannot be emptied within 10 s fails Run.
 //
 // # Metadata
 //

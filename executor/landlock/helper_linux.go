@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,10 +20,11 @@ import (
 
 // helperArgs is the helper's command line:
 //
-//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER MOUNTS ENV_FD STATUS_FD PATH ARG0 ARGS...
+//	cordon-landlock-sandbox RULESET_FD FLAGS FILTER MOUNTS CGROUP ENV_FD STATUS_FD PATH ARG0 ARGS...
 //
 // MOUNTS is "-", or the mount plan in hex (encodeMounts): the helper
-// then makes its mount namespace before anything else.
+// then makes its mount namespace. CGROUP is "-", or the cgroup.procs file
+// of the command's cgroup, which the helper joins first of all.
 // RULESET_FD is -1 without a Landlock layer; FLAGS are
 // landlock_restrict_self's; FILTER is the seccomp program in hex (8 bytes
 // an instruction, host byte order; "-" for none); ENV_FD is a descriptor
@@ -33,9 +35,9 @@ import (
 // before the restrictions. STATUS_FD is the write end of a pipe: the
 // helper writes "ERRNO MESSAGE" there when it fails, and the exec of the
 // command closes it (see readStatus).
-func helperArgs(rulesetFD int, flags uint32, filter, mounts string, envFD, statusFD int, path string, argv []string) []string {
-	args := make([]string, 0, 8+len(argv))
-	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, mounts,
+func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, envFD, statusFD int, path string, argv []string) []string {
+	args := make([]string, 0, 9+len(argv))
+	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, mounts, cgroup,
 		strconv.Itoa(envFD), strconv.Itoa(statusFD), path)
 	return append(args, argv...)
 }
@@ -185,6 +187,7 @@ type helperCommand struct {
 	flags     uint32
 	filter    []unix.SockFilter
 	mounts    *mountPlan
+	cgroup    string
 	envFD     int
 	statusFD  int
 	path      string
@@ -192,8 +195,8 @@ type helperCommand struct {
 }
 
 func parseHelperArgs(args []string) (*helperCommand, error) {
-	if len(args) < 9 || args[0] != helperArg0 {
-		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER MOUNTS ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
+	if len(args) < 10 || args[0] != helperArg0 {
+		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER MOUNTS CGROUP ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
 	}
 	c := &helperCommand{}
 	fd, err := strconv.Atoi(args[1])
@@ -212,14 +215,20 @@ func parseHelperArgs(args []string) (*helperCommand, error) {
 	if c.mounts, err = decodeMounts(args[4]); err != nil {
 		return nil, err
 	}
-	if c.envFD, err = strconv.Atoi(args[5]); err != nil || c.envFD < 3 {
-		return nil, fmt.Errorf("bad environment descriptor %q", args[5])
+	if args[5] != "-" {
+		if !filepath.IsAbs(args[5]) || filepath.Base(args[5]) != "cgroup.procs" {
+			return nil, fmt.Errorf("bad cgroup %q", args[5])
+		}
+		c.cgroup = args[5]
 	}
-	if c.statusFD, err = strconv.Atoi(args[6]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD {
-		return nil, fmt.Errorf("bad status descriptor %q", args[6])
+	if c.envFD, err = strconv.Atoi(args[6]); err != nil || c.envFD < 3 {
+		return nil, fmt.Errorf("bad environment descriptor %q", args[6])
 	}
-	c.path = args[7]
-	c.argv = args[8:]
+	if c.statusFD, err = strconv.Atoi(args[7]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD {
+		return nil, fmt.Errorf("bad status descriptor %q", args[7])
+	}
+	c.path = args[8]
+	c.argv = args[9:]
 	return c, nil
 }
 
@@ -247,6 +256,12 @@ func helperMain() {
 }
 
 func helperExec(c *helperCommand) error {
+	if c.cgroup != "" {
+		// Into the command's own cgroup first (cgroup_linux.go).
+		if err := os.WriteFile(c.cgroup, []byte("0"), 0); err != nil {
+			return fmt.Errorf("joining the command's cgroup: %w", err)
+		}
+	}
 	env, err := readEnv(c.envFD)
 	if err != nil {
 		return err

@@ -188,6 +188,10 @@ type run struct {
 	statusR, statusW *os.File
 	// guard is the command's use of the protected-path guard.
 	guard *sandboxrun.Guarded
+	// cg is the command's cgroup (nil without one), killed and removed
+	// when it ends; cgErr says why that failed.
+	cg    *commandCgroup
+	cgErr error
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -206,6 +210,9 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	vs := r.end(ctx)
 	if err != nil {
 		return nil, x.startError(err)
+	}
+	if r.cgErr != nil {
+		return nil, fmt.Errorf("landlock executor: %w", r.cgErr)
 	}
 	out := sandboxrun.Result(res)
 	out.Violations = vs
@@ -263,11 +270,18 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		x.bestEffort.Note(x.log, Backend, pl.blocking)
 	}
 	r := &run{x: x}
+	if pl.cgroup {
+		if r.cg, err = newCommandCgroup(x.feat.cgroup); err != nil {
+			return nil, fmt.Errorf("landlock executor: %w", err)
+		}
+	}
 	g, err := x.guardFor(req, pl)
 	if err != nil {
+		r.endCgroup()
 		return nil, err
 	}
 	if r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
+		r.endCgroup()
 		return nil, err
 	}
 	key := pl.key()
@@ -295,7 +309,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			Timeout:      req.Timeout,
 			OutputLimit:  req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 			WaitDelay:    x.cfg.WaitDelay,
-			StartProcess: spawner(ref.rs),
+			StartProcess: spawner(ref.rs, r.cgroupProcs()),
 		}
 		return r, nil
 	}
@@ -332,7 +346,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	files = append(files, ef, sw)
 	r.spec = &procgroup.Spec{
 		Path:        "/proc/self/exe",
-		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, mounts, envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
+		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, mounts, cmp.Or(r.cgroupProcs(), "-"), envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
 		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
@@ -394,9 +408,33 @@ func (x *Executor) planFor(pr *policyderive.Profile) *plan {
 	return pl
 }
 
-// end runs the guard's repair (even when ctx was cancelled) and returns
-// the violations for the Result.
-func (r *run) end(ctx context.Context) []string { return r.guard.End(ctx) }
+// end kills what is left of the command (its cgroup), then runs the
+// guard's repair (even when ctx was cancelled) and returns the violations
+// for the Result. A cgroup that could not be emptied is in r.cgErr.
+func (r *run) end(ctx context.Context) []string {
+	r.endCgroup()
+	return r.guard.End(ctx)
+}
+
+// endCgroup kills and removes the command's cgroup, once.
+func (r *run) endCgroup() {
+	if r.cg == nil {
+		return
+	}
+	n, err := r.cg.end()
+	if n > 0 {
+		r.x.log.Debug("landlock: killed processes left by the command", "count", n, "cgroup", r.cg.dir)
+	}
+	r.cg, r.cgErr = nil, err
+}
+
+// cgroupProcs is the cgroup.procs file the command joins, or "".
+func (r *run) cgroupProcs() string {
+	if r.cg == nil {
+		return ""
+	}
+	return r.cg.procs()
+}
 
 func (x *Executor) startError(err error) error {
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -494,6 +532,11 @@ func (x *Executor) describe() executor.Capabilities {
 	}
 	if !x.feat.seccomp {
 		caps.Info["seccomp"] = "false: " + x.feat.seccompWhy
+	}
+	if x.feat.cgroup != "" {
+		caps.Info["cgroup"] = "each command runs in a cgroup of its own under " + x.feat.cgroup + ", killed with cgroup.kill when it ends (needs cgroup v2 with cgroup.kill, Linux ≥ 5.14, and the right to make child cgroups: root or a delegated subtree)"
+	} else {
+		caps.Info["cgroup"] = "none: " + x.feat.cgroupWhy
 	}
 	switch x.feat.mounts {
 	case mountsRoot:

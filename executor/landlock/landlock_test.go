@@ -452,9 +452,15 @@ func TestDescribe(t *testing.T) {
 	} else {
 		assert.NotEmpty(t, caps.Info["mount_namespace"])
 	}
-	for _, c := range []executor.Control{executor.ControlFSMetadata, executor.ControlFSNewFiles, executor.ControlProtect, executor.ControlProcessTree, executor.ControlProcInfo} {
+	for _, c := range []executor.Control{executor.ControlFSMetadata, executor.ControlFSNewFiles, executor.ControlProtect, executor.ControlProcInfo} {
 		_, ok := caps.Gap(c)
 		assert.True(t, ok, "gap %s declared", c)
+	}
+	// Survivors are killed with the command's cgroup where there is one.
+	_, treeGap := caps.Gap(executor.ControlProcessTree)
+	assert.Equal(t, strings.HasPrefix(caps.Info["cgroup"], "none"), treeGap, "process-tree is a gap exactly without a cgroup: %s", caps.Info["cgroup"])
+	if mi, _ := os.ReadFile("/proc/self/mountinfo"); os.Geteuid() == 0 && x.ABI() >= 2 && strings.Contains(string(mi), " - cgroup2 ") { // ABI 2 is Linux 5.19: cgroup.kill exists
+		assert.False(t, strings.HasPrefix(caps.Info["cgroup"], "none"), "root makes cgroups where cgroup v2 is mounted: %s", caps.Info["cgroup"])
 	}
 	if x.ABI() >= 6 && strings.HasPrefix(caps.Info["seccomp"], "true") {
 		for _, c := range []executor.Control{executor.ControlFSRead, executor.ControlFSWrite, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix, executor.ControlNetAbstract, executor.ControlSignal} {

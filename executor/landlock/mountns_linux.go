@@ -95,7 +95,7 @@ func trialMounts() error {
 	files := []*os.File{null, null, null}
 	var p *os.Process
 	if canSpawn {
-		p, err = spawner(rs)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
+		p, err = spawner(rs, "")(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 	} else {
 		p, err = startHelperTrial(rs, files)
 	}
@@ -128,7 +128,7 @@ func startHelperTrial(rs *ruleset, files []*os.File) (*os.Process, error) {
 		return nil, err
 	}
 	defer sr.Close()
-	args := helperArgs(-1, 0, "-", encodeMounts(mp), 3, 4, executor.Shell, []string{"sh", "-c", ":"})
+	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", 3, 4, executor.Shell, []string{"sh", "-c", ":"})
 	attr := &os.ProcAttr{Env: []string{}, Files: append(files, ef, sw), Sys: &syscall.SysProcAttr{Setsid: true}}
 	p, err := userNSStart(rs)("/proc/self/exe", args, attr)
 	sw.Close()

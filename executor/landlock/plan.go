@@ -30,6 +30,10 @@ type features struct {
 	// (mountsNone: it does not; mountsWhy says why).
 	mounts    mountMode
 	mountsWhy string
+	// cgroup is the cgroup v2 directory under which each command gets a
+	// cgroup of its own, killed when it ends ("": none; cgroupWhy says
+	// why).
+	cgroup, cgroupWhy string
 }
 
 // filterSpec says what the seccomp filter denies. The zero value installs
@@ -88,6 +92,9 @@ type plan struct {
 	// mounts: each command gets a mount namespace in which every mount
 	// outside its writable grants is read-only.
 	mounts mountMode
+	// cgroup: each command runs in a cgroup of its own, killed when it
+	// ends.
+	cgroup bool
 }
 
 // Subjects of the renderer's elements this backend mitigates (see
@@ -230,10 +237,17 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 			Reason: "Landlock cannot deny writes below a writable directory without taking creation rights away from every directory above it, which would break git commit and every build at the root (DESIGN §2.6); Config.KernelProtect chooses that split instead",
 			Remedy: "set Config.KernelProtect, or use the bwrap backend (read-only mounts)"})
 	}
-	add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
+	tree := policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
 		Detail: "a process that double-forks out of the command's tree (its parent exits first) survives the command and keeps the sandbox's restrictions",
 		Reason: "there is no PID namespace: the kill on timeout finds the command's descendants by their parents, and the protected-path guard stops counting the process",
-		Remedy: "use the bwrap or docker backend"})
+		Remedy: "use the bwrap backend, or run where this process may make cgroup v2 child cgroups (root, or a delegated subtree)"}
+	if f.cgroup != "" {
+		pl.cgroup = true
+		tree.Mitigated = "a cgroup v2 of each command's own, killed with cgroup.kill when the command ends, before the guard runs: no process of it survives"
+	} else if f.cgroupWhy != "" {
+		tree.Reason += "; no cgroup of its own: " + f.cgroupWhy
+	}
+	add(tree)
 
 	pl.looser = fid.Looser()
 	pl.gaps = sandboxrun.Gaps(pl.looser)

@@ -207,3 +207,21 @@ func TestMountsMitigateMetadata(t *testing.T) {
 	// No Landlock layer: nothing to pair the namespace with.
 	assert.Equal(t, mountsNone, assess(pr, features{abi: 0, mounts: mountsRoot}, Config{}).mounts)
 }
+
+// TestCgroupMitigatesProcessTree: with a cgroup per command survivors
+// are killed, so the process tree is no gap; without, the reason says
+// why.
+func TestCgroupMitigatesProcessTree(t *testing.T) {
+	pr := profile(t, policy.NetworkNone, false)
+	with := assess(pr, features{abi: 7, seccomp: true, cgroup: "/sys/fs/cgroup/x"}, Config{})
+	assert.True(t, with.cgroup)
+	assert.NotContains(t, controls(with.gaps), executor.ControlProcessTree)
+	without := assess(pr, features{abi: 7, seccomp: true, cgroupWhy: "pretended"}, Config{})
+	assert.False(t, without.cgroup)
+	assert.Contains(t, controls(without.gaps), executor.ControlProcessTree)
+	for _, g := range without.gaps {
+		if g.Control == executor.ControlProcessTree {
+			assert.Contains(t, g.Reason, "pretended")
+		}
+	}
+}

@@ -48,7 +48,7 @@ package landlock
 enum {
 	CORDON_PIPE = 1, CORDON_FORK, CORDON_SETSID, CORDON_DUP, CORDON_CLOSE_RANGE, CORDON_CHDIR,
 	CORDON_CAPS, CORDON_NO_NEW_PRIVS, CORDON_SECCOMP, CORDON_LANDLOCK, CORDON_EXEC,
-	CORDON_UNSHARE, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP,
+	CORDON_UNSHARE, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP, CORDON_CGROUP,
 };
 
 // cordon_write_file writes s to path: system calls only (vfork child).
@@ -95,7 +95,7 @@ static void cordon_child_fail(int fd, int stage) {
 // *err saying what failed.
 static int cordon_spawn(const char *path, char **argv, char **envp, const char *dir, int *fds, int nfds,
                         int rulesetfd, unsigned flags, struct sock_filter *prog, unsigned short len,
-                        struct cordon_mounts *mnt, int *stage, int *err) {
+                        struct cordon_mounts *mnt, const char *cgroup_procs, int *stage, int *err) {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		*stage = CORDON_PIPE, *err = errno;
@@ -122,6 +122,10 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 		int ep = p[1];
 		if (setsid() < 0)
 			cordon_child_fail(ep, CORDON_SETSID);
+		// Into the command's own cgroup first, so everything it starts
+		// is killed with it (cgroup_linux.go).
+		if (cgroup_procs != NULL && cordon_write_file(cgroup_procs, "0") != 0)
+			cordon_child_fail(ep, CORDON_CGROUP);
 		if (ep < nfds && (ep = fcntl(ep, F_DUPFD_CLOEXEC, nfds)) < 0)
 			cordon_child_fail(p[1], CORDON_DUP);
 		if (rulesetfd >= 0 && rulesetfd < nfds && (rulesetfd = fcntl(rulesetfd, F_DUPFD_CLOEXEC, nfds)) < 0)
@@ -242,12 +246,13 @@ var spawnStages = map[C.int]string{
 	C.CORDON_LANDLOCK: "landlock_restrict_self", C.CORDON_EXEC: "exec",
 	C.CORDON_UNSHARE: "unshare(CLONE_NEWNS)", C.CORDON_PRIVATE: "making the mounts private",
 	C.CORDON_BIND: "binding a writable grant", C.CORDON_REMOUNT: "remounting read-only",
-	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps",
+	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps", C.CORDON_CGROUP: "joining the command's cgroup",
 }
 
 // spawner returns a procgroup StartProcess that starts each command
-// restricted by rs, in a new session.
-func spawner(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+// restricted by rs, in a new session, in the cgroup whose cgroup.procs
+// file is cgroupProcs ("": none).
+func spawner(rs *ruleset, cgroupProcs string) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
 	return func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
 		prog, err := decodeFilter(rs.filter)
 		if err != nil {
@@ -325,9 +330,13 @@ func spawner(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*
 			m.ro_flags = (*C.ulong)(fl)
 			cmnt = m
 		}
+		var ccg *C.char
+		if cgroupProcs != "" {
+			ccg = cstr(cgroupProcs)
+		}
 		var stage, errno C.int
 		pid := C.cordon_spawn(cpath, cargv, cenv, cdir, fds, C.int(len(attr.Files)), rfd, C.uint(rs.flags),
-			cprog, C.ushort(len(prog)), cmnt, &stage, &errno)
+			cprog, C.ushort(len(prog)), cmnt, ccg, &stage, &errno)
 		runtime.KeepAlive(attr.Files)
 		runtime.KeepAlive(rs)
 		if pid < 0 {

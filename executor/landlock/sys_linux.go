@@ -27,6 +27,8 @@ func detect() features {
 			f.errata = e
 		}
 	}
+	f.mounts, f.mountsWhy = detectMounts()
+	f.cgroup, f.cgroupWhy = cgroupBase()
 	if _, ok := archs[runtime.GOARCH]; !ok {
 		f.seccompWhy = "no system call table for " + runtime.GOARCH
 		return f
@@ -37,7 +39,6 @@ func detect() features {
 		return f
 	}
 	f.seccomp = true
-	f.mounts, f.mountsWhy = detectMounts()
 	return f
 }
 

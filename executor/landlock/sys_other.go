@@ -13,7 +13,7 @@ import (
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
-func helperArgs(rulesetFD int, flags uint32, filter, mounts string, envFD, statusFD int, path string, argv []string) []string {
+func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, envFD, statusFD int, path string, argv []string) []string {
 	return nil
 }
 
@@ -25,6 +25,15 @@ func newMountPlan(*policyderive.LandlockRuleset) (*mountPlan, error) {
 }
 
 func encodeMounts(*mountPlan) string { return "-" }
+
+// commandCgroup is Linux-only.
+type commandCgroup struct{ dir string }
+
+func newCommandCgroup(string) (*commandCgroup, error) { return nil, errors.ErrUnsupported }
+
+func (c *commandCgroup) procs() string { return "" }
+
+func (c *commandCgroup) end() (int, error) { return 0, nil }
 
 func userNSStart(*ruleset) func(string, []string, *os.ProcAttr) (*os.Process, error) { return nil }
 
