@@ -529,14 +529,7 @@ func (dv *derivation) findMasks() error {
 	} else {
 		res, err = scan.Search(dv.ctx, req)
 	}
-	var lerr *scan.LimitError
-	if errors.As(err, &lerr) {
-		dv.notes = append(dv.notes, Element{
-			Class: Looser, Subject: "mask search", Control: ControlFSRead,
-			Detail: fmt.Sprintf("no bare-name or glob pattern is masked: the search of %s exceeded its %s limit", strings.Join(lerr.Roots, ", "), lerr.Limit),
-			Reason: "a partial search would be unsound, so none is used",
-			Remedy: "narrow the grants, raise Options.MaxEntries or Timeout, or opt into best effort",
-		})
+	if dv.searchLimited(err, "mask search", "no bare-name or glob pattern is masked", "narrow the grants") {
 		return nil
 	}
 	if err != nil {
@@ -586,6 +579,23 @@ func (dv *derivation) findMasks() error {
 		})
 	}
 	return nil
+}
+
+// searchLimited reports whether err is a search's *scan.LimitError, and
+// then notes what goes unmasked as a looser element: a partial search
+// would be unsound, so none is used.
+func (dv *derivation) searchLimited(err error, subject, unmasked, narrow string) bool {
+	var lerr *scan.LimitError
+	if !errors.As(err, &lerr) {
+		return false
+	}
+	dv.notes = append(dv.notes, Element{
+		Class: Looser, Subject: subject, Control: ControlFSRead,
+		Detail: fmt.Sprintf("%s: the search of %s exceeded its %s limit", unmasked, strings.Join(lerr.Roots, ", "), lerr.Limit),
+		Reason: "a partial search would be unsound, so none is used",
+		Remedy: narrow + ", raise Options.MaxEntries or Timeout, or opt into best effort",
+	})
+	return true
 }
 
 func (dv *derivation) mayMatchBelow(p *policy.Pattern, dir string) bool {

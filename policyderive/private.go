@@ -1,11 +1,9 @@
 package policyderive
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"strings"
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
@@ -71,14 +69,7 @@ func (dv *derivation) privateSystem() error {
 		Limits:   scan.Limits{MaxEntries: dv.d.opts.MaxEntries, Timeout: dv.d.opts.Timeout},
 	}
 	res, err := systemCache().Search(dv.ctx, req)
-	var lerr *scan.LimitError
-	if errors.As(err, &lerr) {
-		dv.notes = append(dv.notes, Element{
-			Class: Looser, Subject: "private system files", Control: ControlFSRead,
-			Detail: fmt.Sprintf("files other users may not read are not masked in %s: the search exceeded its %s limit", strings.Join(lerr.Roots, ", "), lerr.Limit),
-			Reason: "a partial search would be unsound, so none is used",
-			Remedy: "narrow the System paths, raise Options.MaxEntries or Timeout, or opt into best effort",
-		})
+	if dv.searchLimited(err, "private system files", "files other users may not read are not masked", "narrow the System paths") {
 		return nil
 	}
 	if err != nil {

@@ -213,27 +213,19 @@ func newMountPlan(rs *policyderive.LandlockRuleset) (*mountPlan, error) {
 	return pl, nil
 }
 
-// mountFlags returns the per-mount flags of a mountinfo options field
-// that a read-only bind remount must keep.
+// keptFlags are the per-mount flags, by their mountinfo names, that a
+// read-only bind remount must keep.
+var keptFlags = map[string]uintptr{
+	"nosuid": unix.MS_NOSUID, "nodev": unix.MS_NODEV, "noexec": unix.MS_NOEXEC,
+	"noatime": unix.MS_NOATIME, "nodiratime": unix.MS_NODIRATIME, "relatime": unix.MS_RELATIME, "strictatime": unix.MS_STRICTATIME,
+}
+
+// mountFlags returns the flags of a mountinfo options field that a
+// read-only bind remount must keep.
 func mountFlags(opts string) uintptr {
 	var f uintptr
 	for o := range strings.SplitSeq(opts, ",") {
-		switch o {
-		case "nosuid":
-			f |= unix.MS_NOSUID
-		case "nodev":
-			f |= unix.MS_NODEV
-		case "noexec":
-			f |= unix.MS_NOEXEC
-		case "noatime":
-			f |= unix.MS_NOATIME
-		case "nodiratime":
-			f |= unix.MS_NODIRATIME
-		case "relatime":
-			f |= unix.MS_RELATIME
-		case "strictatime":
-			f |= unix.MS_STRICTATIME
-		}
+		f |= keptFlags[o]
 	}
 	return f
 }
