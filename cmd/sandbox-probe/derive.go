@@ -1,6 +1,8 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 	"strings"
 
@@ -8,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"mvdan.cc/sh/v3/syntax"
 
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -90,6 +94,14 @@ type DeriveReport struct {
 
 // LandlockRendering is one Landlock layer, with access rights by name.
 type LandlockRendering struct {
+	// Source is "executor" when the landlock executor of this host
+	// assessed the profile — the rules and fidelity Run uses, protect
+	// masks dropped, the private temporary directory granted, its
+	// mitigations applied — and "renderer" for the bare renderer (another
+	// ABI asked with --abi, or no Landlock here).
+	Source string `json:"source"`
+	// Filter names what the seccomp filter denies (executor only).
+	Filter     []string          `json:"filter,omitempty"`
 	ABI        int               `json:"abi"`
 	HandledFS  []string          `json:"handled_fs"`
 	HandledNet []string          `json:"handled_net"`
@@ -220,8 +232,17 @@ func (a *app) derive(o *deriveOptions) error {
 		if abi == 0 {
 			abi = policyderive.LandlockMaxABI
 		}
-		rs := policyderive.Landlock(pr, abi)
-		lr := &LandlockRendering{ABI: rs.ABI, HandledFS: accessNames(rs.HandledFS), HandledNet: accessNames(rs.HandledNet),
+		rs, fid, src := policyderive.Landlock(pr, abi), (*policyderive.Fidelity)(nil), "renderer"
+		var filter []string
+		if o.abi == 0 {
+			if e := explainLandlock(ws, cwd, grants); e != nil {
+				rs, fid, src, filter = e.Ruleset, e.Fidelity, "executor", e.Filter
+			}
+		}
+		if fid == nil {
+			fid = rs.Fidelity
+		}
+		lr := &LandlockRendering{Source: src, Filter: filter, ABI: rs.ABI, HandledFS: accessNames(rs.HandledFS), HandledNet: accessNames(rs.HandledNet),
 			Scoped: accessNames(rs.Scoped), FS: []LandlockFSRule{}, Net: []LandlockNetRule{}}
 		for _, r := range rs.FS {
 			lr.FS = append(lr.FS, LandlockFSRule{Path: r.Path, Access: accessNames(r.Access), Dir: r.Dir, PerProcess: r.PerProcess})
@@ -229,7 +250,7 @@ func (a *app) derive(o *deriveOptions) error {
 		for _, r := range rs.Net {
 			lr.Net = append(lr.Net, LandlockNetRule{Port: r.Port, Access: accessNames(r.Access)})
 		}
-		rep.Landlock, rep.Fidelity = lr, rs.Fidelity
+		rep.Landlock, rep.Fidelity = lr, fid
 	case "bwrap":
 		args, fid := policyderive.Bwrap(pr)
 		line := append(append([]string{"bwrap"}, args...), "--", "/bin/sh", "-c", "CMD")
@@ -259,6 +280,22 @@ func (a *app) derive(o *deriveOptions) error {
 	}
 	a.printDerive(rep)
 	return nil
+}
+
+// explainLandlock returns what the landlock executor of this host would
+// enforce for a command in cwd, or nil where there is none (not Linux,
+// no Landlock).
+func explainLandlock(ws *workspaceSpec, cwd string, grants []policy.Grant) *landlock.Explanation {
+	x, err := landlock.New(landlock.Config{})
+	if err != nil || x.ABI() == 0 {
+		return nil
+	}
+	defer x.Close()
+	e, err := x.Explain(context.Background(), &executor.Request{Command: "true", Root: ws.root, Home: ws.home, Dir: cwd, Policy: ws.policy, Grants: grants})
+	if err != nil {
+		return nil
+	}
+	return e
 }
 
 // quoteArgs renders argv as a shell command line (syntax.Quote, never by hand).
@@ -324,6 +361,11 @@ func (a *app) printDerive(rep *DeriveReport) {
 	switch {
 	case rep.Landlock != nil:
 		l := rep.Landlock
+		if l.Source == "executor" {
+			fmt.Fprintf(w, "  as Run enforces it on this host (the landlock executor's assessment); seccomp denies: %s\n", cmp.Or(strings.Join(l.Filter, "; "), "nothing"))
+		} else {
+			fmt.Fprintf(w, "  the bare renderer's rules (Run adds its temporary directory, drops protect masks unless KernelProtect and applies its mitigations)\n")
+		}
 		fmt.Fprintf(w, "  ABI %d; handled fs: %s\n", l.ABI, strings.Join(l.HandledFS, ","))
 		fmt.Fprintf(w, "  handled net: %s; scoped: %s\n", orNone(l.HandledNet), orNone(l.Scoped))
 		lt := &table{}

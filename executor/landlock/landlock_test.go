@@ -506,3 +506,38 @@ func TestRootCannotChmodProc(t *testing.T) {
 	require.Equal(t, 0, local.ExitCode, "twin: %s", local.Stderr)
 	assert.NotEqual(t, before, ctime(), "twin: an unsandboxed chmod stamps the entry")
 }
+
+// TestExplain: Explain shows what Run enforces — the private temporary
+// directory granted, the filter named — and its strict verdict is Run's:
+// a profile Run refuses is explained with the same blocking gaps.
+func TestExplain(t *testing.T) {
+	w := newWS(t)
+	x := newExecutor(t, landlock.Config{})
+	e, err := x.Explain(context.Background(), w.req("true", nil))
+	require.NoError(t, err)
+	var paths []string
+	for _, r := range e.Ruleset.FS {
+		paths = append(paths, r.Path)
+	}
+	assert.Contains(t, paths, x.TempDir(), "the private temporary directory Run grants")
+	assert.Contains(t, e.Filter, "io_uring")
+	assert.Empty(t, e.Blocking, "a coding profile runs in strict mode here")
+	run(t, x, w.req("true", nil)) // and so Run agrees
+
+	// A named socket cannot be enforced below ABI 9: Explain and Run agree.
+	if x.ABI() < 9 {
+		p := policy.Coding.Policy()
+		p.PathRules = []policy.PathRule{{Pattern: "s/d.sock", Action: policy.Allow}}
+		require.NoError(t, os.Mkdir(filepath.Join(w.root, "s"), 0o755))
+		l, err := net.Listen("unix", filepath.Join(w.root, "s", "d.sock"))
+		require.NoError(t, err)
+		defer l.Close()
+		e, err := x.Explain(context.Background(), w.req("true", p))
+		require.NoError(t, err)
+		require.NotEmpty(t, e.Blocking, "sockets %v", e.Profile.Sockets)
+		_, err = x.Run(context.Background(), w.req("true", p))
+		var ue *executor.UnenforceableError
+		require.ErrorAs(t, err, &ue)
+		assert.Equal(t, e.Blocking, ue.Gaps)
+	}
+}
