@@ -11,6 +11,7 @@ import (
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/bwrap"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -128,7 +129,12 @@ type LandlockNetRule struct {
 // BwrapRendering is the bwrap arguments (the backend appends the
 // environment and `-- /bin/sh -c CMD`).
 type BwrapRendering struct {
-	Args []string `json:"args"`
+	// Source is "executor" when the bwrap executor of this host planned
+	// the command line (Executor.Args: what Run executes, mount points
+	// and placeholders included), "renderer" for the bare renderer (no
+	// usable bwrap here).
+	Source string   `json:"source"`
+	Args   []string `json:"args"`
 	// CommandLine is `bwrap ARGS -- /bin/sh -c CMD`, shell-quoted.
 	CommandLine string `json:"command_line"`
 }
@@ -253,8 +259,12 @@ func (a *app) derive(o *deriveOptions) error {
 		rep.Landlock, rep.Fidelity = lr, fid
 	case "bwrap":
 		args, fid := policyderive.Bwrap(pr)
-		line := append(append([]string{"bwrap"}, args...), "--", "/bin/sh", "-c", "CMD")
-		rep.Bwrap, rep.Fidelity = &BwrapRendering{Args: args, CommandLine: quoteArgs(line)}, fid
+		src, bin := "renderer", "bwrap"
+		if path, xargs := bwrapArgs(ws, cwd, grants); xargs != nil {
+			src, bin, args = "executor", path, xargs
+		}
+		line := append(append([]string{bin}, args...), "--", "/bin/sh", "-c", "CMD")
+		rep.Bwrap, rep.Fidelity = &BwrapRendering{Source: src, Args: args, CommandLine: quoteArgs(line)}, fid
 	case "seatbelt":
 		text, params, fid := policyderive.SBPL(pr)
 		line := []string{sandboxExecPath, "-p", "PROFILE"}
@@ -296,6 +306,23 @@ func explainLandlock(ws *workspaceSpec, cwd string, grants []policy.Grant) *land
 		return nil
 	}
 	return e
+}
+
+// bwrapArgs returns the bwrap binary and the options the bwrap executor
+// of this host would run a command in cwd with (Executor.Args, planned
+// in best effort so that a profile strict mode refuses is still shown),
+// or nil where there is no usable bwrap.
+func bwrapArgs(ws *workspaceSpec, cwd string, grants []policy.Grant) (string, []string) {
+	x, err := bwrap.New(bwrap.Config{BestEffort: true})
+	if err != nil {
+		return "", nil
+	}
+	defer x.Close()
+	argv, err := x.Args(context.Background(), &executor.Request{Command: "CMD", Root: ws.root, Home: ws.home, Dir: cwd, Policy: ws.policy, Grants: grants})
+	if err != nil || len(argv) < 5 || argv[len(argv)-4] != "--" {
+		return "", nil
+	}
+	return argv[0], argv[1 : len(argv)-4]
 }
 
 // quoteArgs renders argv as a shell command line (syntax.Quote, never by hand).
