@@ -818,8 +818,14 @@ func (dv *derivation) socketNamed(p string) bool {
 			return true
 		}
 	}
+	return dv.ruleNames(p, policy.Write)
+}
+
+// ruleNames reports whether the path rule deciding op on p allows it and
+// names p itself (a literal pattern of that path).
+func (dv *derivation) ruleNames(p string, op policy.Op) bool {
 	rel, inside := dv.c.Inside(p)
-	i := firstRule(dv.rules, p, rel, inside, policy.Write)
+	i := firstRule(dv.rules, p, rel, inside, op)
 	if i < 0 || dv.rules[i].Action != policy.Allow || !dv.rules[i].Pattern.Literal() {
 		return false
 	}

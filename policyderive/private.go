@@ -109,13 +109,7 @@ func (dv *derivation) namedRead(p string) bool {
 			return true
 		}
 	}
-	rel, inside := dv.c.Inside(p)
-	i := firstRule(dv.rules, p, rel, inside, policy.Read)
-	if i < 0 || dv.rules[i].Action != policy.Allow || !dv.rules[i].Pattern.Literal() {
-		return false
-	}
-	lp, ok := dv.literalPath(dv.rules[i].Pattern)
-	return ok && lp == p
+	return dv.ruleNames(p, policy.Read)
 }
 
 // private reports whether fi's mode keeps it from other users.
