@@ -256,7 +256,8 @@ func TestLocalContextCancel(t *testing.T) {
 		}
 	}()
 	res, err := executor.NewLocal().Run(ctx, &executor.Request{
-		Command: `sleep 1000 & echo $! > "$D/bg"; echo hi; wait`,
+		// "hi" is written before the bg file that triggers the cancel.
+		Command: `sleep 1000 & p=$!; echo hi; echo $p > "$D/bg"; wait`,
 		Env:     append([]string{"D=" + d}, testEnv...),
 	})
 	require.NoError(t, err)
