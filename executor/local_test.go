@@ -256,8 +256,9 @@ func TestLocalContextCancel(t *testing.T) {
 		}
 	}()
 	res, err := executor.NewLocal().Run(ctx, &executor.Request{
-		// "hi" is written before the bg file that triggers the cancel.
-		Command: `sleep 1000 & p=$!; echo hi; echo $p > "$D/bg"; wait`,
+		// "hi" is written before the bg file that triggers the cancel, and
+		// the file appears whole (renamed into place).
+		Command: `sleep 1000 & p=$!; echo hi; echo $p > "$D/bg.tmp"; mv "$D/bg.tmp" "$D/bg"; wait`,
 		Env:     append([]string{"D=" + d}, testEnv...),
 	})
 	require.NoError(t, err)
