@@ -250,16 +250,9 @@ func (dv *derivation) resolveSystem() error {
 			dv.system = append(dv.system, s)
 		}
 	}
-	slices.Sort(dv.system)
 	// Drop System paths nested in another (/usr/bin, the target of /bin,
 	// inside /usr).
-	var top []string
-	for _, s := range dv.system {
-		if len(top) == 0 || !abspath.Within(s, top[len(top)-1]) {
-			top = append(top, s)
-		}
-	}
-	dv.system = top
+	dv.system = abspath.Tops(dv.system)
 	slices.SortFunc(dv.links, func(a, b Link) int { return strings.Compare(a.Path, b.Path) })
 	return nil
 }

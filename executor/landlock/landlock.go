@@ -315,7 +315,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	mounts := "-"
 	if ref.rs.mounts != mountsNone {
-		mp, err := newMountPlan(ref.rs.rules)
+		mp, err := newMountPlan(ref.rs.writable)
 		if err != nil {
 			x.rulesets.release(ref)
 			r.end(ctx)

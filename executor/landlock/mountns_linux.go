@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -84,9 +83,7 @@ func trialMounts() error {
 	if err != nil {
 		return err
 	}
-	rs := &ruleset{filter: "-", mounts: mountsUserNS, rules: &policyderive.LandlockRuleset{
-		FS: []policyderive.LandlockRule{{Path: tmp, Access: writeRights, Dir: true}},
-	}}
+	rs := &ruleset{filter: "-", mounts: mountsUserNS, writable: []string{tmp}}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -114,7 +111,7 @@ func trialMounts() error {
 
 // startHelperTrial is trialMounts through the sandbox helper (no cgo).
 func startHelperTrial(rs *ruleset, files []*os.File) (*os.Process, error) {
-	mp, err := newMountPlan(rs.rules)
+	mp, err := newMountPlan(rs.writable)
 	if err != nil {
 		return nil, err
 	}
@@ -168,9 +165,12 @@ func userNSStart(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr
 // writeRights are the Landlock rights that make a rule a writable grant.
 const writeRights = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSMakeDir | ll.AccessFSRemoveFile | ll.AccessFSRemoveDir
 
-// newMountPlan returns the mount plan for the ruleset's writable grants
-// and the mounts this process sees now.
-func newMountPlan(rs *policyderive.LandlockRuleset) (*mountPlan, error) {
+// writableTops returns the top writable grants of rs, the paths a mount
+// plan binds onto themselves: directories and regular files (devices work
+// on read-only mounts), nested ones dropped. It runs once per ruleset: the
+// ruleset's key names each rule's inode, so a path replaced since gets a
+// new ruleset.
+func writableTops(rs *policyderive.LandlockRuleset) []string {
 	var writable []string
 	for _, r := range rs.FS {
 		if r.PerProcess || r.Access&writeRights == 0 || abspath.Within(r.Path, "/dev") || abspath.Within(r.Path, "/proc") {
@@ -178,17 +178,17 @@ func newMountPlan(rs *policyderive.LandlockRuleset) (*mountPlan, error) {
 		}
 		fi, err := os.Lstat(r.Path)
 		if err != nil || (!fi.IsDir() && !fi.Mode().IsRegular()) {
-			continue // a missing grant grants nothing; devices work on read-only mounts
+			continue // a missing grant grants nothing
 		}
 		writable = append(writable, r.Path)
 	}
-	slices.Sort(writable)
-	var top []string
-	for _, w := range writable {
-		if len(top) == 0 || !abspath.Within(w, top[len(top)-1]) {
-			top = append(top, w)
-		}
-	}
+	return abspath.Tops(writable)
+}
+
+// newMountPlan returns the mount plan for the top writable grants and the
+// mounts this process sees now (read before every command: mounts come
+// and go).
+func newMountPlan(top []string) (*mountPlan, error) {
 	mounts, err := mountinfo.GetMounts(nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading the mount table: %w", err)

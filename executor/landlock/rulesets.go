@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // ruleset is what the sandbox helper applies: the Landlock ruleset
@@ -15,11 +14,11 @@ type ruleset struct {
 	file   *os.File
 	flags  uint32
 	filter string
-	// mounts is set when each command gets a mount namespace in which
-	// everything outside the writable grants of rules is read-only (see
-	// mountns_linux.go).
-	mounts mountMode
-	rules  *policyderive.LandlockRuleset
+	// mounts says how each command gets a mount namespace in which
+	// everything outside writable is read-only (see mountns_linux.go);
+	// writable are the ruleset's top writable grants (writableTops).
+	mounts   mountMode
+	writable []string
 }
 
 func (r *ruleset) fd() int {

@@ -308,7 +308,7 @@ func spawner(rs *ruleset, cgroupProcs string) func(name string, argv []string, a
 		}
 		var cmnt *C.struct_cordon_mounts
 		if rs.mounts != mountsNone {
-			mp, err := newMountPlan(rs.rules)
+			mp, err := newMountPlan(rs.writable)
 			if err != nil {
 				return nil, fmt.Errorf("landlock: starting %s: %w", name, err)
 			}

@@ -61,7 +61,10 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	for _, i := range ins {
 		prog = append(prog, unix.SockFilter{Code: i.code, Jt: i.jt, Jf: i.jf, K: i.k})
 	}
-	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts, rules: pl.ruleset}
+	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts}
+	if pl.mounts != mountsNone {
+		out.writable = writableTops(pl.ruleset)
+	}
 	rs := pl.ruleset
 	if rs.ABI == 0 {
 		return out, nil

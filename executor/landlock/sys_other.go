@@ -9,8 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
-
-	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, envFD, statusFD int, path string, argv []string) []string {
@@ -20,7 +18,7 @@ func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, envF
 // mountPlan is Linux-only.
 type mountPlan struct{}
 
-func newMountPlan(*policyderive.LandlockRuleset) (*mountPlan, error) {
+func newMountPlan([]string) (*mountPlan, error) {
 	return nil, errors.ErrUnsupported
 }
 

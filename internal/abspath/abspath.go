@@ -3,7 +3,10 @@
 // one answer for "/": string operations, no system calls.
 package abspath
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Within reports whether p is dir or lies below it; both absolute and
 // clean. Everything absolute lies within "/".
@@ -54,4 +57,19 @@ func Join(dir, rel string) string {
 		return "/" + rel
 	}
 	return dir + "/" + rel
+}
+
+// Tops returns paths sorted, without duplicates and without the paths
+// that lie within another of them. paths is sorted in place. (A path
+// within another need not follow it directly in sorted order: "/a-b"
+// sorts between "/a" and "/a/b".)
+func Tops(paths []string) []string {
+	slices.Sort(paths)
+	var out []string
+	for _, p := range slices.Compact(paths) {
+		if !WithinAny(p, out) {
+			out = append(out, p)
+		}
+	}
+	return out
 }

@@ -1,6 +1,7 @@
 package abspath
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,4 +34,17 @@ func TestPaths(t *testing.T) {
 	assert.Equal(t, "/a/b", Join("/a", "b"))
 	assert.Equal(t, "/a", Join("/a", "."))
 	assert.Equal(t, "/a", Join("/a", ""))
+}
+
+func TestTops(t *testing.T) {
+	for _, tt := range []struct{ in, want []string }{
+		{nil, nil},
+		{[]string{"/a/b", "/a", "/a-b", "/a/b/c", "/a"}, []string{"/a", "/a-b"}},
+		{[]string{"/x", "/", "/y/z"}, []string{"/"}},
+		{[]string{"/b", "/a/c", "/a/b"}, []string{"/a/b", "/a/c", "/b"}},
+	} {
+		if got := Tops(slices.Clone(tt.in)); !slices.Equal(got, tt.want) {
+			t.Errorf("Tops(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

@@ -134,7 +134,7 @@ func New(opts Options) (*Guard, error) {
 		}
 		g.trees = append(g.trees, filepath.Clean(t))
 	}
-	g.trees = mergeTrees(g.trees)
+	g.trees = abspath.Tops(g.trees)
 	if len(g.rules) == 0 && !g.structure {
 		g.trees = nil
 	}
@@ -224,16 +224,3 @@ func ruleName(r policy.Rule) string {
 	return fmt.Sprintf("%s %q", r.Source, r.Pattern.String())
 }
 
-// mergeTrees sorts trees and drops those inside another.
-func mergeTrees(trees []string) []string {
-	slices.Sort(trees)
-	trees = slices.Compact(trees)
-	var out []string
-	for _, t := range trees {
-		if len(out) > 0 && abspath.Within(t, out[len(out)-1]) {
-			continue
-		}
-		out = append(out, t)
-	}
-	return out
-}
