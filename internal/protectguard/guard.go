@@ -223,4 +223,3 @@ func (g *Guard) mayMatchBelow(dir string) bool {
 func ruleName(r policy.Rule) string {
 	return fmt.Sprintf("%s %q", r.Source, r.Pattern.String())
 }
-
