@@ -46,7 +46,9 @@ type Options struct {
 	// Timeout bounds each mask search; 0 means 10s.
 	Timeout time.Duration
 	// NoCache disables the mask search cache and the directory listing
-	// cache: every derivation reads the trees again.
+	// cache: every derivation reads the trees again. The search of the
+	// System trees for private files always uses the one process-wide
+	// cache (see privateSystem): those trees are the host's.
 	NoCache bool
 	// Logger receives debug records; nil means slog.Default().
 	Logger *slog.Logger
@@ -81,7 +83,8 @@ func (d *Deriver) Close() error {
 }
 
 // Derive derives the profile of one command with an uncached mask
-// search: see Deriver.Derive.
+// search (the System trees' private files excepted: see Options.NoCache):
+// see Deriver.Derive.
 func Derive(p *policy.Policy, root, home, cwd string, grants []policy.Grant) (*Profile, error) {
 	d := &Deriver{opts: Options{NoCache: true}, log: slog.Default()}
 	return d.Derive(context.Background(), p, root, home, cwd, grants)

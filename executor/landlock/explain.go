@@ -2,7 +2,6 @@ package landlock
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -30,12 +29,10 @@ func (x *Executor) Explain(ctx context.Context, req *executor.Request) (*Explana
 	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	pr, pl, err := x.planRequest(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
+		return nil, err
 	}
-	pr = pr.WithTmpDir(x.tmp)
-	pl := x.planFor(pr)
 	e := &Explanation{Profile: pr, Ruleset: pl.ruleset, Fidelity: pl.fidelity, Blocking: pl.blocking}
 	for _, f := range []struct {
 		on   bool

@@ -258,11 +258,10 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	_, pl, err := x.planRequest(ctx, req)
 	if err != nil {
-		return nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
+		return nil, err
 	}
-	pl := x.planFor(pr.WithTmpDir(x.tmp))
 	if len(pl.blocking) > 0 {
 		if !x.cfg.BestEffort {
 			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
@@ -382,6 +381,18 @@ func (r *run) helperFailed() error {
 	return readStatus(r.statusR)
 }
 
+// planRequest derives req's profile, with the private temporary
+// directory, and returns it with its plan: what Run enforces, and what
+// Explain shows.
+func (x *Executor) planRequest(ctx context.Context, req *executor.Request) (*policyderive.Profile, *plan, error) {
+	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	if err != nil {
+		return nil, nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
+	}
+	pr = pr.WithTmpDir(x.tmp)
+	return pr, x.planFor(pr), nil
+}
+
 // maxPlans bounds the plans kept; the cache starts over when full.
 const maxPlans = 64
 
@@ -424,6 +435,10 @@ func (r *run) endCgroup() {
 	n, err := r.cg.end()
 	if n > 0 {
 		r.x.log.Debug("landlock: killed processes left by the command", "count", n, "cgroup", r.cg.dir)
+	}
+	if err != nil {
+		// Run fails with it; a Start'ed command has no one to tell.
+		r.x.log.Warn("landlock: the command's cgroup could not be emptied", "cgroup", r.cg.dir, "err", err)
 	}
 	r.cg, r.cgErr = nil, err
 }
