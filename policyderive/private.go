@@ -114,12 +114,5 @@ func (dv *derivation) namedRead(p string) bool {
 
 // private reports whether fi's mode keeps it from other users.
 func private(fi fs.FileInfo) bool {
-	m := fi.Mode()
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return false
-	case m.IsDir():
-		return m.Perm()&0o005 != 0o005
-	}
-	return m.Perm()&0o004 == 0
+	return fi.Mode()&fs.ModeSymlink == 0 && scan.PrivatePerm(fi.IsDir(), fi.Mode().Perm())
 }

@@ -57,13 +57,17 @@ type entry struct {
 // private reports whether e's permission bits keep it from other users
 // (Pattern.Private).
 func (e *entry) private() bool {
-	switch e.typ {
-	case TypeSymlink:
-		return false
-	case TypeDir:
-		return e.perm&0o005 != 0o005
+	return e.typ != TypeSymlink && PrivatePerm(e.typ == TypeDir, fs.FileMode(e.perm))
+}
+
+// PrivatePerm reports whether permission bits perm keep a file (or a
+// directory, dir) from other users: a file others may not read, a
+// directory others may not list or enter. Symlinks have no such bits.
+func PrivatePerm(dir bool, perm fs.FileMode) bool {
+	if dir {
+		return perm&0o005 != 0o005
 	}
-	return e.perm&0o004 == 0
+	return perm&0o004 == 0
 }
 
 // sub is a subdirectory the search must enter, with the patterns still to
