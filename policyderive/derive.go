@@ -119,7 +119,9 @@ type derivation struct {
 
 	grants []policy.Grant
 	stats  map[string][2]bool // exists, dir
-	system []string           // resolved system paths, sorted
+	system []string           // resolved system paths, sorted, nested ones dropped
+	// systemNamed holds every System entry, resolved (privateSystem).
+	systemNamed map[string]bool
 	links  []Link
 
 	read, write []Access // kept grants

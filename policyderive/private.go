@@ -99,10 +99,18 @@ func (dv *derivation) private(p string, dir bool) {
 // a System entry, an approved grant or an allow path rule whose pattern
 // is p itself.
 func (dv *derivation) namedRead(p string) bool {
-	for _, s := range dv.p.SystemPaths() {
-		if r, err := dv.c.Resolve(dv.root, s); err == nil && r == p {
-			return true
+	if dv.systemNamed == nil {
+		// The entries as the policy names them, resolved once, when the
+		// first private file is found.
+		dv.systemNamed = map[string]bool{}
+		for _, s := range dv.p.SystemPaths() {
+			if r, err := dv.c.Resolve(dv.root, s); err == nil {
+				dv.systemNamed[r] = true
+			}
 		}
+	}
+	if dv.systemNamed[p] {
+		return true
 	}
 	for _, g := range dv.grants {
 		if g.Path == p {
