@@ -122,7 +122,7 @@ type derivation struct {
 	system []string           // resolved system paths, sorted, nested ones dropped
 	// systemNamed holds every System entry, resolved (privateSystem).
 	systemNamed map[string]bool
-	links  []Link
+	links       []Link
 
 	read, write []Access // kept grants
 	masks       map[string]*Mask
