@@ -15,6 +15,8 @@ type Checker struct {
 	rules []Rule
 	// byOp holds the indexes into rules that apply to each op, in order.
 	byOp [3][]int
+	// hostAllow and hostDeny are network.allow and network.deny compiled.
+	hostAllow, hostDeny []hostRule
 }
 
 // NewChecker validates p and compiles it for the given root and home. The
@@ -59,6 +61,9 @@ func NewChecker(p *Policy, root, home string) (*Checker, error) {
 		}
 		c.rules = append(c.rules, Rule{Source: list + "[" + strconv.Itoa(i) + "]", Pattern: cp, Action: action, Ops: ops})
 		return nil
+	}
+	if c.hostAllow, c.hostDeny, err = compileHostRules(c.p.Hosts); err != nil {
+		return nil, err
 	}
 	for i, pat := range c.p.DeniedPaths {
 		if err := add("denied_paths", i, pat, Deny, nil); err != nil {

@@ -130,35 +130,44 @@ const (
 	NetworkNone Network = iota
 	// NetworkFull shares the host's network.
 	NetworkFull
+	// NetworkAllowList lets commands reach only the hosts Policy.Hosts
+	// allows, through a proxy that decides every connection; nothing else
+	// is reachable, loopback included.
+	NetworkAllowList
 )
 
-// String returns "none" or "full".
+// String returns "none", "full" or "allowlist".
 func (n Network) String() string {
 	switch n {
 	case NetworkNone:
 		return "none"
 	case NetworkFull:
 		return "full"
+	case NetworkAllowList:
+		return "allowlist"
 	}
 	return fmt.Sprintf("Network(%d)", uint8(n))
 }
 
 // MarshalText implements encoding.TextMarshaler.
 func (n Network) MarshalText() ([]byte, error) {
-	if n > NetworkFull {
+	if n > NetworkAllowList {
 		return nil, fmt.Errorf("invalid network %d", uint8(n))
 	}
 	return []byte(n.String()), nil
 }
 
-// UnmarshalText implements encoding.TextUnmarshaler, accepting "none" and
-// "full": invalid network "proxy".
+// UnmarshalText implements encoding.TextUnmarshaler, accepting "none",
+// "full" and "allowlist" (an allow-list with no entries: every host is
+// decided by network.unknown): invalid network "proxy".
 func (n *Network) UnmarshalText(b []byte) error {
 	switch string(b) {
 	case "none":
 		*n = NetworkNone
 	case "full":
 		*n = NetworkFull
+	case "allowlist":
+		*n = NetworkAllowList
 	default:
 		return &TextError{Kind: "network", Value: string(b)}
 	}

@@ -253,6 +253,9 @@ type Policy struct {
 
 	// Network is the OS-level network access (cordon's addition).
 	Network Network
+	// Hosts is the allow-list used when Network is NetworkAllowList; it
+	// must be empty otherwise.
+	Hosts HostRules
 	// System lists absolute paths commands may read and execute at the OS
 	// level; nil means DefaultSystem().
 	System []string
@@ -289,6 +292,7 @@ func (p *Policy) Clone() *Policy {
 		q.System = append([]string{}, p.System...)
 	}
 	q.Protect.Extra = append([]string(nil), p.Protect.Extra...)
+	q.Hosts = p.Hosts.Clone()
 	if p.Secrets != nil {
 		q.Secrets = append([]string{}, p.Secrets...)
 	}

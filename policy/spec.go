@@ -26,8 +26,9 @@ type Spec struct {
 	// Readable.
 	PathRules    []PathRule    `yaml:"path_rules,omitempty" json:"path_rules,omitempty"`
 	CommandRules []CommandRule `yaml:"command_rules,omitempty" json:"command_rules,omitempty"`
-	// Network overrides the preset's network (none for an explicit policy).
-	Network *Network `yaml:"network,omitempty" json:"network,omitempty"`
+	// Network overrides the preset's network (none for an explicit
+	// policy): "none", "full", or the allow-list mapping.
+	Network *NetworkSpec `yaml:"network,omitempty" json:"network,omitempty"`
 	// Protect: "default", "none" or a list of extra patterns.
 	Protect Protect `yaml:"protect,omitempty" json:"protect,omitempty"`
 	// System: "default" (nil) or a list of absolute paths replacing the
@@ -125,7 +126,8 @@ func (s *Spec) Build() (*Policy, error) {
 		p.CommandRules = append([]CommandRule(nil), s.CommandRules...)
 	}
 	if s.Network != nil {
-		p.Network = *s.Network
+		p.Network = s.Network.Access
+		p.Hosts = s.Network.Hosts.Clone()
 	}
 	p.Protect = Protect{Disabled: s.Protect.Disabled, Extra: append([]string(nil), s.Protect.Extra...)}
 	if s.System != nil {

@@ -34,6 +34,11 @@ var (
 	ErrNotAbsolute = errors.New("must be an absolute path")
 	// ErrEmptyCommandPattern reports a command rule without words.
 	ErrEmptyCommandPattern = errors.New("empty command pattern")
+	// ErrHostsWithoutAllowList reports network.allow, network.deny or
+	// network.unknown set while the network is none or full.
+	ErrHostsWithoutAllowList = errors.New("network.allow, network.deny and network.unknown apply only to the allow-list form of network")
+	// ErrUnknownHostDecision reports network.unknown other than deny or ask.
+	ErrUnknownHostDecision = errors.New("network.unknown must be deny or ask (allow would make the allow-list empty of meaning: use network: full)")
 )
 
 // Validate checks the policy: decisions and ops are valid, every pattern
@@ -51,8 +56,17 @@ func (p *Policy) Validate() error {
 	dec("read_outside", p.ReadOutside)
 	dec("write_outside", p.WriteOutside)
 	dec("shell_default", p.ShellDefault)
-	if p.Network > NetworkFull {
+	if p.Network > NetworkAllowList {
 		errs = append(errs, &ValidationError{Field: "network", Value: strconv.Itoa(int(p.Network)), Err: ErrInvalidValue})
+	}
+	switch {
+	case p.Network != NetworkAllowList && (len(p.Hosts.Allow) > 0 || len(p.Hosts.Deny) > 0 || p.Hosts.Unknown != Deny):
+		errs = append(errs, &ValidationError{Field: "network", Value: p.Network.String(), Err: ErrHostsWithoutAllowList})
+	case p.Hosts.Unknown != Deny && p.Hosts.Unknown != Ask:
+		errs = append(errs, &ValidationError{Field: "network.unknown", Value: p.Hosts.Unknown.String(), Err: ErrUnknownHostDecision})
+	}
+	if _, _, err := compileHostRules(p.Hosts); err != nil {
+		errs = append(errs, err)
 	}
 	checkPattern := func(list string, i int, pat string) {
 		// Compile with a placeholder home so "~" patterns are checked too;

@@ -39,8 +39,7 @@ func buildPolicy(c *config) (*policy.Policy, string, error) {
 			spec.System = policy.SystemPaths(e.System)
 		}
 		if spec.Network == nil {
-			n := e.Network
-			spec.Network = &n
+			spec.Network = &policy.NetworkSpec{Access: e.Network, Hosts: e.Hosts.Clone()}
 		}
 	}
 	p, err := spec.Build()

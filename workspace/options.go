@@ -27,7 +27,7 @@ type config struct {
 	denied       []string
 	pathRules    []policy.PathRule
 	commandRules []policy.CommandRule
-	network      *policy.Network
+	network      *policy.NetworkSpec
 
 	env          map[string]string
 	inheritEnv   bool
@@ -110,14 +110,25 @@ func WithCommandRules(rules ...policy.CommandRule) Option {
 	}
 }
 
-// WithNetwork sets the OS-level network access of commands, overriding the
-// preset's (or the explicit policy's).
+// WithNetwork sets the OS-level network access of commands to none or
+// full, overriding the preset's (or the explicit policy's). Use
+// WithNetworkAllowList for the allow-list.
 func WithNetwork(n policy.Network) Option {
 	return func(c *config) error {
 		if n > policy.NetworkFull {
-			return &OptionError{Option: "WithNetwork", Value: n.String(), Reason: "unknown network setting"}
+			return &OptionError{Option: "WithNetwork", Value: n.String(), Reason: "unknown network setting (the allow-list is WithNetworkAllowList)"}
 		}
-		c.network = &n
+		c.network = policy.NetworkSpecOf(n)
+		return nil
+	}
+}
+
+// WithNetworkAllowList lets commands reach only the hosts the rules allow,
+// through the executor's proxy (policy.NetworkAllowList). Malformed
+// entries are reported when the workspace is built.
+func WithNetworkAllowList(rules policy.HostRules) Option {
+	return func(c *config) error {
+		c.network = &policy.NetworkSpec{Access: policy.NetworkAllowList, Hosts: rules.Clone()}
 		return nil
 	}
 }
