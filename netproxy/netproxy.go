@@ -1,0 +1,654 @@
+// Package netproxy is the host-side proxy behind the network allow-list
+// (policy.NetworkAllowList): the only thing a sandboxed command can reach,
+// deciding every connection by the policy.
+//
+// One port serves three protocols, told apart by the first byte a client
+// sends: HTTP forward proxying (absolute-form "http://" requests), HTTP
+// CONNECT tunnels (HTTPS and any TCP), and SOCKS5 CONNECT with domain
+// names ("socks5h://"), without authentication. There is no TLS
+// interception: a tunnel is decided by the host and port the client names.
+//
+// Each connection is decided by policy.Checker.DecideHost: network.deny,
+// then network.allow, then network.unknown (ask goes to Config.Ask, once
+// per host:port for the proxy's lifetime, which is the session's). An
+// allowed name is then resolved by the proxy itself, and the proxy
+// connects to the addresses it checked — never to a name the client
+// resolves again — so a name that resolves, or rebinds, to a loopback,
+// private (RFC 1918, unique-local, shared 100.64/10), link-local (cloud
+// metadata included), multicast or unspecified address, or to one of the
+// host's own interface addresses, is refused unless an address or range
+// entry of network.allow names it (the resolved-address guard). An IP
+// literal is connected only when an address entry allows it.
+//
+// A refused HTTP request or CONNECT gets "403 Forbidden" with one line a
+// model can act on:
+//
+//	cordon: example.net:443 refused (network.unknown (not in network.allow)); to allow it, add "example.net" to network.allow in the policy
+//
+// and a refused SOCKS request gets reply code 2 ("connection not allowed
+// by ruleset"). Every decision is logged with log/slog and recorded for
+// the Session that accepted the connection, so an executor reports the
+// decisions each command caused.
+//
+// A hostile client must not exhaust the host process: connections per
+// proxy are capped (Config.MaxConns; excess connections are closed at
+// once), request headers are limited to 64 KiB and must arrive within
+// Config.HandshakeTimeout, a SOCKS handshake likewise, connects time out
+// after Config.DialTimeout, and tunnels idle for Config.IdleTimeout are
+// closed. Data is copied through fixed 32 KiB buffers (or spliced by the
+// kernel).
+//
+// The HTTP side is the standard library's net/http server and
+// net/http/httputil.ReverseProxy (hop-by-hop headers removed, no
+// X-Forwarded-For added). No maintained Go SOCKS5 server module is served
+// here (github.com/things-go/go-socks5 is not; armon/go-socks5 has had no
+// release since 2016), so the SOCKS5 handshake — RFC 1928 CONNECT with
+// no authentication, about a hundred lines — is written here.
+package netproxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Defaults for the zero fields of Config.
+const (
+	DefaultMaxConns         = 256
+	DefaultDialTimeout      = 15 * time.Second
+	DefaultHandshakeTimeout = 10 * time.Second
+	DefaultIdleTimeout      = 5 * time.Minute
+)
+
+// Config configures a Proxy.
+type Config struct {
+	// Checker decides every connection (required).
+	Checker *policy.Checker
+	// Ask is asked for a host:port the policy answers ask for; its answer
+	// holds for the proxy's lifetime. Nil refuses every ask.
+	Ask func(ctx context.Context, host string, port uint16) bool
+	// Resolve resolves a host name; nil uses net.DefaultResolver. Tests
+	// map test names to loopback addresses with it.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Dial connects to an address the proxy checked; nil uses a
+	// net.Dialer.
+	Dial func(ctx context.Context, network, address string) (net.Conn, error)
+	// Logger receives one record per decision; nil discards them.
+	Logger *slog.Logger
+	// MaxConns caps the connections open at once; 0 means
+	// DefaultMaxConns.
+	MaxConns int
+	// DialTimeout, HandshakeTimeout and IdleTimeout; 0 means the
+	// defaults.
+	DialTimeout, HandshakeTimeout, IdleTimeout time.Duration
+}
+
+// Event is one decision of the proxy.
+type Event struct {
+	// Time is when the decision was made.
+	Time time.Time `json:"time"`
+	// Protocol is "http", "connect" or "socks5".
+	Protocol string `json:"protocol"`
+	// Host and Port are what the client asked for (Host normalised).
+	Host string `json:"host"`
+	Port uint16 `json:"port"`
+	// Decision is allow or deny (an ask is recorded with its answer).
+	Decision policy.Decision `json:"decision"`
+	// Rule names what decided (see policy.HostVerdict.Rule), or the
+	// resolved-address guard.
+	Rule string `json:"rule"`
+	// Addr is the address connected to, when one was.
+	Addr string `json:"addr,omitempty"`
+	// Err says why an allowed connection failed.
+	Err string `json:"error,omitempty"`
+}
+
+// String formats the event for a person: "deny example.net:443 (rule)".
+func (e Event) String() string {
+	s := fmt.Sprintf("%s %s (%s, %s)", e.Decision, net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Rule, e.Protocol)
+	if e.Err != "" {
+		s += ": " + e.Err
+	}
+	return s
+}
+
+// Proxy is the allow-list proxy. It is safe for concurrent use.
+type Proxy struct {
+	cfg   Config
+	sem   chan struct{}
+	tr    *http.Transport
+	self  func() map[netip.Addr]bool
+	askMu sync.Mutex
+	asked map[string]bool
+}
+
+// New returns a proxy deciding by cfg.Checker.
+func New(cfg Config) (*Proxy, error) {
+	if cfg.Checker == nil {
+		return nil, errors.New("netproxy: Config.Checker is nil")
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = DefaultMaxConns
+	}
+	if cfg.DialTimeout <= 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.HandshakeTimeout <= 0 {
+		cfg.HandshakeTimeout = DefaultHandshakeTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Resolve == nil {
+		cfg.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		}
+	}
+	if cfg.Dial == nil {
+		d := &net.Dialer{}
+		cfg.Dial = d.DialContext
+	}
+	p := &Proxy{cfg: cfg, sem: make(chan struct{}, cfg.MaxConns), asked: map[string]bool{}}
+	p.self = sync.OnceValue(ownAddrs)
+	p.tr = &http.Transport{
+		DialContext:            p.dialChecked,
+		DisableKeepAlives:      true,
+		ResponseHeaderTimeout:  cfg.IdleTimeout,
+		MaxResponseHeaderBytes: 1 << 20,
+	}
+	return p, nil
+}
+
+// ownAddrs returns the host's own interface addresses.
+func ownAddrs() map[netip.Addr]bool {
+	m := map[netip.Addr]bool{}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return m
+	}
+	for _, a := range addrs {
+		if pfx, err := netip.ParsePrefix(a.String()); err == nil {
+			m[pfx.Addr().Unmap()] = true
+		}
+	}
+	return m
+}
+
+var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+
+// special reports whether a resolved address is one a name may reach only
+// when network.allow names the address: loopback, private, link-local,
+// multicast, unspecified, shared address space, or the host's own.
+func (p *Proxy) special(a netip.Addr) bool {
+	a = a.Unmap()
+	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
+		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || sharedSpace.Contains(a) ||
+		!a.IsGlobalUnicast() || p.self()[a]
+}
+
+// decide judges host:port: the policy, then the approver for an ask.
+func (p *Proxy) decide(ctx context.Context, host string, port uint16) (*policy.HostVerdict, error) {
+	v, err := p.cfg.Checker.DecideHost(host, port)
+	if err != nil {
+		return nil, err
+	}
+	if v.Decision != policy.Ask {
+		return v, nil
+	}
+	key := net.JoinHostPort(v.Host, strconv.Itoa(int(port)))
+	p.askMu.Lock()
+	defer p.askMu.Unlock()
+	yes, done := p.asked[key]
+	if !done {
+		yes = p.cfg.Ask != nil && p.cfg.Ask(ctx, v.Host, port)
+		p.asked[key] = yes
+	}
+	if yes {
+		v.Decision, v.Rule = policy.Allow, v.Rule+", approved for this session"
+	} else {
+		v.Decision, v.Rule = policy.Deny, v.Rule+", not approved"
+	}
+	return v, nil
+}
+
+// RefusedError reports a connection the proxy refused.
+type RefusedError struct {
+	Host string
+	Port uint16
+	Rule string
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("cordon: %s refused (%s); to allow it, add %q to network.allow in the policy",
+		net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Rule, e.Host)
+}
+
+// resolve returns the addresses an allowed host may be connected at,
+// applying the resolved-address guard to names.
+func (p *Proxy) resolve(ctx context.Context, v *policy.HostVerdict) ([]netip.Addr, error) {
+	if a, err := netip.ParseAddr(v.Host); err == nil {
+		return []netip.Addr{a}, nil // an IP literal is allowed only by an address entry
+	}
+	addrs, err := p.cfg.Resolve(ctx, v.Host)
+	if err != nil {
+		return nil, fmt.Errorf("resolve %s: %w", v.Host, err)
+	}
+	var ok []netip.Addr
+	var refused netip.Addr
+	for _, a := range addrs {
+		a = a.Unmap()
+		if p.special(a) {
+			if _, allowed := p.cfg.Checker.AllowsAddress(a, v.Port); !allowed {
+				refused = a
+				continue
+			}
+		}
+		ok = append(ok, a)
+	}
+	if len(ok) == 0 {
+		if refused.IsValid() {
+			return nil, &RefusedError{Host: v.Host, Port: v.Port,
+				Rule: fmt.Sprintf("resolves to %s, a loopback, private, link-local or own address that no address entry of network.allow names", refused)}
+		}
+		return nil, fmt.Errorf("resolve %s: no addresses", v.Host)
+	}
+	return ok, nil
+}
+
+// connect dials the checked addresses of v in order.
+func (p *Proxy) connect(ctx context.Context, v *policy.HostVerdict) (net.Conn, error) {
+	addrs, err := p.resolve(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
+	defer cancel()
+	var errs []error
+	for _, a := range addrs {
+		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a, v.Port).String())
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+type verdictKey struct{}
+
+// dialChecked is the HTTP transport's dialer: it connects only to a
+// verdict the handler made, carried in the context.
+func (p *Proxy) dialChecked(ctx context.Context, _, _ string) (net.Conn, error) {
+	v, ok := ctx.Value(verdictKey{}).(*policy.HostVerdict)
+	if !ok || v.Decision != policy.Allow {
+		return nil, errors.New("netproxy: dial without an allow verdict")
+	}
+	return p.connect(ctx, v)
+}
+
+// ctx returns a context that ends when the session is closed.
+func (s *Session) ctx() context.Context { return s.base }
+
+// Session is the proxy serving one listener — one command's — and
+// recording the decisions made for it.
+type Session struct {
+	p    *Proxy
+	l    net.Listener
+	srv  *http.Server
+	ch   chan net.Conn
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	evs  []Event
+	open map[net.Conn]struct{}
+	done chan struct{}
+	// closeOnce closes done.
+	closeOnce sync.Once
+	// base ends when the session is closed.
+	base   context.Context
+	cancel context.CancelFunc
+}
+
+// maxEvents bounds the events kept per session; later ones are logged
+// only.
+const maxEvents = 1000
+
+// Serve serves l in the background until the Session is closed.
+func (p *Proxy) Serve(l net.Listener) *Session {
+	s := &Session{p: p, l: l, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	s.base, s.cancel = context.WithCancel(context.Background())
+	s.srv = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: p.cfg.HandshakeTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(p.cfg.Logger.Handler(), slog.LevelDebug),
+		ConnState: func(c net.Conn, st http.ConnState) {
+			if st == http.StateClosed {
+				s.release(c)
+			}
+		},
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		_ = s.srv.Serve(chanListener{s})
+	}()
+	go func() {
+		defer s.wg.Done()
+		s.accept()
+	}()
+	return s
+}
+
+func (s *Session) record(e Event) {
+	e.Time = time.Now()
+	lvl := slog.LevelInfo
+	if e.Decision != policy.Allow || e.Err != "" {
+		lvl = slog.LevelWarn
+	}
+	s.p.cfg.Logger.Log(context.Background(), lvl, "netproxy decision", "protocol", e.Protocol, "host", e.Host, "port", e.Port,
+		"decision", e.Decision.String(), "rule", e.Rule, "addr", e.Addr, "error", e.Err)
+	s.mu.Lock()
+	if len(s.evs) < maxEvents {
+		s.evs = append(s.evs, e)
+	}
+	s.mu.Unlock()
+}
+
+// Events returns the decisions recorded so far.
+func (s *Session) Events() []Event {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Event(nil), s.evs...)
+}
+
+// Close stops serving: it closes the listener and every connection the
+// session accepted, waits for its goroutines and returns the decisions.
+func (s *Session) Close() []Event {
+	s.closeOnce.Do(func() { close(s.done) })
+	s.cancel()
+	_ = s.l.Close()
+	_ = s.srv.Close()
+	s.mu.Lock()
+	for c := range s.open {
+		_ = c.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return s.Events()
+}
+
+func (s *Session) track(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.done:
+		return false
+	default:
+	}
+	s.open[c] = struct{}{}
+	return true
+}
+
+func (s *Session) release(c net.Conn) {
+	s.mu.Lock()
+	_, ok := s.open[c]
+	delete(s.open, c)
+	s.mu.Unlock()
+	if ok {
+		<-s.p.sem
+	}
+}
+
+func (s *Session) accept() {
+	for {
+		c, err := s.l.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			return
+		}
+		select {
+		case s.p.sem <- struct{}{}:
+		default:
+			s.p.cfg.Logger.Warn("netproxy: connection limit reached; connection closed", "max", s.p.cfg.MaxConns)
+			_ = c.Close()
+			continue
+		}
+		pc := &peekConn{Conn: c, r: bufio.NewReaderSize(c, 4096)}
+		if !s.track(pc) {
+			<-s.p.sem
+			_ = c.Close()
+			return
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.sniff(pc)
+		}()
+	}
+}
+
+// sniff tells SOCKS5 (first byte 5) from HTTP and hands the connection on.
+func (s *Session) sniff(c *peekConn) {
+	_ = c.SetReadDeadline(time.Now().Add(s.p.cfg.HandshakeTimeout))
+	b, err := c.r.Peek(1)
+	if err != nil {
+		s.closeConn(c)
+		return
+	}
+	if b[0] == 5 {
+		s.socks(c)
+		s.closeConn(c)
+		return
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	select {
+	case s.ch <- c:
+	case <-s.done:
+		s.closeConn(c)
+	}
+}
+
+func (s *Session) closeConn(c net.Conn) {
+	_ = c.Close()
+	s.release(c)
+}
+
+// peekConn is a connection whose first bytes were read into r.
+type peekConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// CloseWrite half-closes the connection where the transport can.
+func (c *peekConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return c.Conn.Close()
+}
+
+// chanListener hands sniffed HTTP connections to the http.Server.
+type chanListener struct{ s *Session }
+
+func (l chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.s.ch:
+		return c, nil
+	case <-l.s.done:
+		return nil, net.ErrClosed
+	}
+}
+func (l chanListener) Close() error   { return nil }
+func (l chanListener) Addr() net.Addr { return l.s.l.Addr() }
+
+func splitPort(hostport, defPort string) (string, uint16, error) {
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = hostport, defPort
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return "", 0, fmt.Errorf("invalid port in %q", hostport)
+	}
+	return host, uint16(n), nil
+}
+
+func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	proto := "http"
+	var hostport, defPort string
+	switch {
+	case r.Method == http.MethodConnect:
+		proto, hostport, defPort = "connect", r.Host, ""
+	case r.URL.IsAbs() && r.URL.Scheme == "http":
+		hostport, defPort = r.URL.Host, "80"
+	default:
+		http.Error(w, "cordon: this is a forward proxy: send an absolute-form http:// request, or CONNECT host:port (for https)", http.StatusBadRequest)
+		return
+	}
+	host, port, err := splitPort(hostport, defPort)
+	if err != nil {
+		http.Error(w, "cordon: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	v, err := s.p.decide(r.Context(), host, port)
+	if err != nil {
+		http.Error(w, "cordon: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	ev := Event{Protocol: proto, Host: v.Host, Port: port, Decision: v.Decision, Rule: v.Rule}
+	if v.Decision != policy.Allow {
+		s.record(ev)
+		http.Error(w, (&RefusedError{Host: v.Host, Port: port, Rule: v.Rule}).Error(), http.StatusForbidden)
+		return
+	}
+	if proto == "http" {
+		s.forward(w, r, v, ev)
+		return
+	}
+	up, err := s.p.connect(r.Context(), v)
+	if err != nil {
+		s.refuseOrFail(w, ev, err)
+		return
+	}
+	ev.Addr = up.RemoteAddr().String()
+	s.record(ev)
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		_ = up.Close()
+		http.Error(w, "cordon: cannot tunnel over this connection", http.StatusInternalServerError)
+		return
+	}
+	c, rw, err := hj.Hijack()
+	if err != nil {
+		_ = up.Close()
+		return
+	}
+	// The hijacked connection is the one accept tracked; the server no
+	// longer closes it.
+	defer s.closeConn(c)
+	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		_ = up.Close()
+		return
+	}
+	var client io.Reader = c
+	if n := rw.Reader.Buffered(); n > 0 {
+		b, _ := rw.Reader.Peek(n)
+		client = io.MultiReader(bytes.NewReader(bytes.Clone(b)), c)
+	}
+	s.pipe(c, client, up)
+}
+
+// refuseOrFail answers an allowed request whose connection failed: 403
+// when the resolved-address guard refused it, else 502.
+func (s *Session) refuseOrFail(w http.ResponseWriter, ev Event, err error) {
+	var re *RefusedError
+	if errors.As(err, &re) {
+		ev.Decision, ev.Rule = policy.Deny, re.Rule
+		s.record(ev)
+		http.Error(w, re.Error(), http.StatusForbidden)
+		return
+	}
+	ev.Err = err.Error()
+	s.record(ev)
+	http.Error(w, "cordon: "+net.JoinHostPort(ev.Host, strconv.Itoa(int(ev.Port)))+" allowed, but the connection failed: "+err.Error(), http.StatusBadGateway)
+}
+
+func (s *Session) forward(w http.ResponseWriter, r *http.Request, v *policy.HostVerdict, ev Event) {
+	// Resolve and check before the transport dials, so a guard refusal is
+	// a 403 rather than a transport error.
+	addrs, err := s.p.resolve(r.Context(), v)
+	if err != nil {
+		s.refuseOrFail(w, ev, err)
+		return
+	}
+	ev.Addr = netip.AddrPortFrom(addrs[0], v.Port).String()
+	s.record(ev)
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.Out.URL = pr.In.URL
+			pr.Out.Host = pr.In.Host
+		},
+		Transport: s.p.tr,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			http.Error(w, "cordon: "+ev.Host+" allowed, but the request failed: "+err.Error(), http.StatusBadGateway)
+		},
+		ErrorLog: slog.NewLogLogger(s.p.cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictKey{}, v)))
+}
+
+// pipe copies both ways until either side ends or is idle for
+// IdleTimeout.
+func (s *Session) pipe(client net.Conn, clientR io.Reader, up net.Conn) {
+	defer up.Close()
+	idle := s.p.cfg.IdleTimeout
+	copyOne := func(dst net.Conn, src io.Reader, srcConn net.Conn) {
+		buf := make([]byte, 32<<10)
+		for {
+			_ = srcConn.SetReadDeadline(time.Now().Add(idle))
+			n, err := src.Read(buf)
+			if n > 0 {
+				_ = dst.SetWriteDeadline(time.Now().Add(idle))
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					break
+				}
+			}
+			if err != nil {
+				break
+			}
+		}
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			_ = cw.CloseWrite()
+		} else {
+			_ = dst.Close()
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		copyOne(up, clientR, client)
+		close(done)
+	}()
+	copyOne(client, up, up)
+	<-done
+}

@@ -1,0 +1,319 @@
+package netproxy_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	xproxy "golang.org/x/net/proxy"
+
+	"github.com/cordon-sandbox/cordon/netproxy"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// canary is a loopback HTTP server that counts the connections it accepts.
+type canary struct {
+	addr  netip.AddrPort
+	conns atomic.Int64
+}
+
+func newCanary(t testing.TB) *canary {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	c := &canary{addr: netip.MustParseAddrPort(l.Addr().String())}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprintf(w, "canary %s", r.URL.Path) }),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				c.conns.Add(1)
+			}
+		},
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	return c
+}
+
+// resolver maps *.test names to loopback, as the conformance cases do.
+func resolver(_ context.Context, host string) ([]netip.Addr, error) {
+	if strings.HasSuffix(host, ".test") {
+		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
+	}
+	return nil, &net.DNSError{Err: "no such host (tests resolve only .test names)", Name: host, IsNotFound: true}
+}
+
+type fixture struct {
+	canary *canary
+	proxy  string // host:port of the proxy
+	sess   *netproxy.Session
+	asked  atomic.Int64
+}
+
+func newFixture(t *testing.T, rules policy.HostRules, answer bool, mut ...func(*netproxy.Config)) *fixture {
+	t.Helper()
+	return newFixtureAnswer(t, rules, answer, mut...)
+}
+
+func newFixtureTB(tb testing.TB, rules policy.HostRules) *fixture {
+	return newFixtureAnswer(tb, rules, false)
+}
+
+func newFixtureAnswer(t testing.TB, rules policy.HostRules, answer bool, mut ...func(*netproxy.Config)) *fixture {
+	t.Helper()
+	f := &fixture{canary: newCanary(t)}
+	for i, a := range rules.Allow {
+		rules.Allow[i] = strings.ReplaceAll(a, "PORT", fmt.Sprint(f.canary.addr.Port()))
+	}
+	p := policy.Coding.Policy()
+	p.Network = policy.NetworkAllowList
+	p.Hosts = rules
+	c, err := policy.NewChecker(p, t.TempDir(), "")
+	require.NoError(t, err)
+	cfg := netproxy.Config{Checker: c, Resolve: resolver, Ask: func(context.Context, string, uint16) bool {
+		f.asked.Add(1)
+		return answer
+	}}
+	for _, m := range mut {
+		m(&cfg)
+	}
+	px, err := netproxy.New(cfg)
+	require.NoError(t, err)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	f.proxy = l.Addr().String()
+	f.sess = px.Serve(l)
+	t.Cleanup(func() { f.sess.Close() })
+	return f
+}
+
+func (f *fixture) httpGet(t *testing.T, host string) (int, string) {
+	t.Helper()
+	pu, _ := url.Parse("http://" + f.proxy)
+	cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), DisableKeepAlives: true}, Timeout: 10 * time.Second}
+	resp, err := cl.Get(fmt.Sprintf("http://%s:%d/x", host, f.canary.addr.Port()))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// connect sends CONNECT host:port and, when it succeeds, an HTTP request
+// through the tunnel.
+func (f *fixture) connect(t *testing.T, host string) (int, string) {
+	t.Helper()
+	c, err := net.Dial("tcp", f.proxy)
+	require.NoError(t, err)
+	defer c.Close()
+	target := fmt.Sprintf("%s:%d", host, f.canary.addr.Port())
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	fmt.Fprintf(c, "GET /tunnel HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", target)
+	inner, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(inner.Body)
+	return 200, string(b)
+}
+
+func (f *fixture) socks(t *testing.T, host string) (string, error) {
+	t.Helper()
+	d, err := xproxy.SOCKS5("tcp", f.proxy, nil, &net.Dialer{Timeout: 10 * time.Second})
+	require.NoError(t, err)
+	c, err := d.Dial("tcp", fmt.Sprintf("%s:%d", host, f.canary.addr.Port()))
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET /socks HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	return string(b), nil
+}
+
+func TestAllowed(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false)
+	code, body := f.httpGet(t, "allowed.test")
+	assert.Equal(t, 200, code)
+	assert.Equal(t, "canary /x", body)
+	code, body = f.connect(t, "ALLOWED.test.")
+	assert.Equal(t, 200, code)
+	assert.Equal(t, "canary /tunnel", body)
+	body, err := f.socks(t, "allowed.test")
+	require.NoError(t, err)
+	assert.Equal(t, "canary /socks", body)
+	assert.Equal(t, int64(3), f.canary.conns.Load(), "one connection per protocol reached the canary")
+	evs := f.sess.Events()
+	require.Len(t, evs, 3)
+	for i, p := range []string{"http", "connect", "socks5"} {
+		assert.Equal(t, p, evs[i].Protocol)
+		assert.Equal(t, policy.Allow, evs[i].Decision)
+		assert.Equal(t, "allowed.test", evs[i].Host)
+		assert.Equal(t, `network.allow[0] "allowed.test"`, evs[i].Rule)
+		assert.Equal(t, f.canary.addr.String(), evs[i].Addr)
+	}
+	assert.Zero(t, f.asked.Load())
+}
+
+func TestRefused(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT", "*.wild.test"}, Deny: []string{"denied.test", "up.wild.test"}}, false)
+	for _, host := range []string{"denied.test", "unknown.test", "up.wild.test", "127.0.0.2"} {
+		code, body := f.httpGet(t, host)
+		assert.Equal(t, http.StatusForbidden, code, host)
+		assert.Contains(t, body, "cordon: "+host, host)
+		assert.Contains(t, body, "refused", host)
+		code, body = f.connect(t, host)
+		assert.Equal(t, http.StatusForbidden, code, host)
+		assert.Contains(t, body, "to allow it, add", host)
+		_, err := f.socks(t, host)
+		require.Error(t, err, host)
+		assert.Contains(t, err.Error(), "not allowed", host)
+	}
+	assert.Zero(t, f.canary.conns.Load(), "no refused request reached the canary")
+	code, body := f.httpGet(t, "denied.test")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, `network.deny[0] "denied.test"`)
+	code, body = f.httpGet(t, "unknown.test")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "not in network.allow")
+	for _, e := range f.sess.Events() {
+		assert.Equal(t, policy.Deny, e.Decision, e.String())
+	}
+}
+
+// TestRebinding: an allowed name that resolves to loopback is refused
+// unless an address entry names the address; the twin allows it.
+func TestRebinding(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test"}}, false)
+	code, body := f.httpGet(t, "allowed.test")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "resolves to 127.0.0.1")
+	code, _ = f.connect(t, "allowed.test")
+	assert.Equal(t, http.StatusForbidden, code)
+	_, err := f.socks(t, "allowed.test")
+	require.Error(t, err)
+	assert.Zero(t, f.canary.conns.Load())
+
+	twin := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.0/8"}}, false)
+	code, _ = twin.httpGet(t, "allowed.test")
+	assert.Equal(t, 200, code)
+	assert.Equal(t, int64(1), twin.canary.conns.Load())
+}
+
+func TestAskOncePerHostPort(t *testing.T) {
+	yes := newFixture(t, policy.HostRules{Allow: []string{"127.0.0.1:PORT"}, Unknown: policy.Ask}, true)
+	for range 3 {
+		code, _ := yes.httpGet(t, "asked.test")
+		assert.Equal(t, 200, code)
+	}
+	assert.Equal(t, int64(1), yes.asked.Load(), "asked once per host:port")
+	assert.Equal(t, int64(3), yes.canary.conns.Load())
+	assert.Contains(t, yes.sess.Events()[0].Rule, "approved for this session")
+
+	no := newFixture(t, policy.HostRules{Allow: []string{"127.0.0.1:PORT"}, Unknown: policy.Ask}, false)
+	for range 2 {
+		code, body := no.connect(t, "asked.test")
+		assert.Equal(t, http.StatusForbidden, code)
+		assert.Contains(t, body, "not approved")
+	}
+	assert.Equal(t, int64(1), no.asked.Load())
+	assert.Zero(t, no.canary.conns.Load())
+}
+
+func TestBadInput(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false)
+	raw := func(req string) string {
+		c, err := net.Dial("tcp", f.proxy)
+		require.NoError(t, err)
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.WriteString(c, req)
+		b, _ := io.ReadAll(c)
+		return string(b)
+	}
+	assert.Contains(t, raw("GET /x HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n"), "400 Bad Request")
+	assert.Contains(t, raw("CONNECT allowed.test HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n"), "400 Bad Request")
+	assert.Contains(t, raw("CONNECT a%00b.test:80 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"), "400 Bad Request")
+	assert.Contains(t, raw("GET http://allowed.test/ HTTP/1.1\r\nHost: x\r\nX: "+strings.Repeat("a", 100<<10)+"\r\n\r\n"), "431")
+	assert.Equal(t, "\x05\xff", raw("\x05\x01\x02"), "SOCKS without the no-auth method: no acceptable method, closed")
+	assert.Equal(t, "\x05\x00\x05\x07\x00\x01\x00\x00\x00\x00\x00\x00", raw("\x05\x01\x00\x05\x02\x00\x01\x7f\x00\x00\x01\x00\x50"), "SOCKS BIND: command not supported")
+	assert.Zero(t, f.canary.conns.Load())
+	// The proxy still serves after the bad input.
+	code, _ := f.httpGet(t, "allowed.test")
+	assert.Equal(t, 200, code)
+}
+
+func TestConnectionLimit(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false, func(c *netproxy.Config) { c.MaxConns = 2 })
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", f.proxy)
+		require.NoError(t, err)
+		fmt.Fprintf(c, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", f.canary.addr.Port())
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		require.Equal(t, 200, resp.StatusCode)
+		held = append(held, c)
+	}
+	c, err := net.Dial("tcp", f.proxy)
+	require.NoError(t, err)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = c.Read(make([]byte, 1))
+	assert.True(t, errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) || strings.Contains(fmt.Sprint(err), "reset"), "%v", err)
+	c.Close()
+	for _, h := range held {
+		h.Close()
+	}
+	// Released slots are reused.
+	require.Eventually(t, func() bool {
+		pu, _ := url.Parse("http://" + f.proxy)
+		cl := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pu), DisableKeepAlives: true}, Timeout: 5 * time.Second}
+		resp, err := cl.Get(fmt.Sprintf("http://allowed.test:%d/", f.canary.addr.Port()))
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == 200
+	}, 10*time.Second, 50*time.Millisecond)
+}
+
+// TestCloseEndsTunnels: closing the session closes the tunnels it
+// carried, so a command's connections end with the command.
+func TestCloseEndsTunnels(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false)
+	c, err := net.Dial("tcp", f.proxy)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", f.canary.addr.Port())
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 200, resp.StatusCode)
+	evs := f.sess.Close()
+	require.Len(t, evs, 1)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	_, err = br.ReadByte()
+	require.Error(t, err)
+	var ne net.Error
+	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the tunnel was closed, not left open: %v", err)
+	_, err = net.DialTimeout("tcp", f.proxy, time.Second)
+	assert.Error(t, err, "the listener is closed")
+}
