@@ -9,6 +9,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -34,6 +35,10 @@ type Request struct {
 	// OutputLimit is the number of bytes kept per stream (head and tail,
 	// with an omission marker); 0 means DefaultOutputLimit.
 	OutputLimit int
+	// AskNetwork answers the network allow-list's asks (network.unknown:
+	// ask) for hosts this command connects to; the executor remembers
+	// each answer per host:port for its lifetime. Nil refuses them.
+	AskNetwork func(ctx context.Context, host string, port uint16) bool
 }
 
 // DefaultOutputLimit is the per-stream output limit when Request.OutputLimit is 0.
@@ -57,6 +62,9 @@ type Result struct {
 	// and how the executor repaired them (removed, restored), for
 	// executors that guard protected paths after the fact.
 	Violations []string `json:"violations,omitempty"`
+	// Network lists the network allow-list proxy's decisions for the
+	// connections the command asked for (policy.NetworkAllowList only).
+	Network []netproxy.Event `json:"network,omitempty"`
 }
 
 // Executor runs commands.

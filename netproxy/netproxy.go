@@ -75,7 +75,7 @@ const (
 
 // Config configures a Proxy.
 type Config struct {
-	// Checker decides every connection (required).
+	// Checker decides connections of sessions that bring none.
 	Checker *policy.Checker
 	// Ask is asked for a host:port the policy answers ask for; its answer
 	// holds for the proxy's lifetime. Nil refuses every ask.
@@ -137,9 +137,6 @@ type Proxy struct {
 
 // New returns a proxy deciding by cfg.Checker.
 func New(cfg Config) (*Proxy, error) {
-	if cfg.Checker == nil {
-		return nil, errors.New("netproxy: Config.Checker is nil")
-	}
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = DefaultMaxConns
 	}
@@ -203,8 +200,11 @@ func (p *Proxy) special(a netip.Addr) bool {
 }
 
 // decide judges host:port: the policy, then the approver for an ask.
-func (p *Proxy) decide(ctx context.Context, host string, port uint16) (*policy.HostVerdict, error) {
-	v, err := p.cfg.Checker.DecideHost(host, port)
+func (p *Proxy) decide(ctx context.Context, sc SessionConfig, host string, port uint16) (*policy.HostVerdict, error) {
+	if sc.Checker == nil {
+		return nil, errors.New("netproxy: no policy checker for this session")
+	}
+	v, err := sc.Checker.DecideHost(host, port)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (p *Proxy) decide(ctx context.Context, host string, port uint16) (*policy.H
 	defer p.askMu.Unlock()
 	yes, done := p.asked[key]
 	if !done {
-		yes = p.cfg.Ask != nil && p.cfg.Ask(ctx, v.Host, port)
+		yes = sc.Ask != nil && sc.Ask(ctx, v.Host, port)
 		p.asked[key] = yes
 	}
 	if yes {
@@ -241,7 +241,7 @@ func (e *RefusedError) Error() string {
 
 // resolve returns the addresses an allowed host may be connected at,
 // applying the resolved-address guard to names.
-func (p *Proxy) resolve(ctx context.Context, v *policy.HostVerdict) ([]netip.Addr, error) {
+func (p *Proxy) resolve(ctx context.Context, c *policy.Checker, v *policy.HostVerdict) ([]netip.Addr, error) {
 	if a, err := netip.ParseAddr(v.Host); err == nil {
 		return []netip.Addr{a}, nil // an IP literal is allowed only by an address entry
 	}
@@ -254,7 +254,7 @@ func (p *Proxy) resolve(ctx context.Context, v *policy.HostVerdict) ([]netip.Add
 	for _, a := range addrs {
 		a = a.Unmap()
 		if p.special(a) {
-			if _, allowed := p.cfg.Checker.AllowsAddress(a, v.Port); !allowed {
+			if _, allowed := c.AllowsAddress(a, v.Port); !allowed {
 				refused = a
 				continue
 			}
@@ -272,8 +272,8 @@ func (p *Proxy) resolve(ctx context.Context, v *policy.HostVerdict) ([]netip.Add
 }
 
 // connect dials the checked addresses of v in order.
-func (p *Proxy) connect(ctx context.Context, v *policy.HostVerdict) (net.Conn, error) {
-	addrs, err := p.resolve(ctx, v)
+func (p *Proxy) connect(ctx context.Context, c *policy.Checker, v *policy.HostVerdict) (net.Conn, error) {
+	addrs, err := p.resolve(ctx, c, v)
 	if err != nil {
 		return nil, err
 	}
@@ -292,14 +292,21 @@ func (p *Proxy) connect(ctx context.Context, v *policy.HostVerdict) (net.Conn, e
 
 type verdictKey struct{}
 
+// checked is an allow verdict and the checker that made it, carried in
+// the forwarded request's context to the transport's dialer.
+type checked struct {
+	c *policy.Checker
+	v *policy.HostVerdict
+}
+
 // dialChecked is the HTTP transport's dialer: it connects only to a
 // verdict the handler made, carried in the context.
 func (p *Proxy) dialChecked(ctx context.Context, _, _ string) (net.Conn, error) {
-	v, ok := ctx.Value(verdictKey{}).(*policy.HostVerdict)
-	if !ok || v.Decision != policy.Allow {
+	ck, ok := ctx.Value(verdictKey{}).(checked)
+	if !ok || ck.v.Decision != policy.Allow {
 		return nil, errors.New("netproxy: dial without an allow verdict")
 	}
-	return p.connect(ctx, v)
+	return p.connect(ctx, ck.c, ck.v)
 }
 
 // ctx returns a context that ends when the session is closed.
@@ -309,6 +316,7 @@ func (s *Session) ctx() context.Context { return s.base }
 // recording the decisions made for it.
 type Session struct {
 	p    *Proxy
+	sc   SessionConfig
 	l    net.Listener
 	srv  *http.Server
 	ch   chan net.Conn
@@ -328,9 +336,25 @@ type Session struct {
 // only.
 const maxEvents = 1000
 
+// SessionConfig is what one session decides by; zero fields fall back to
+// the proxy's Config.
+type SessionConfig struct {
+	// Checker decides this session's connections.
+	Checker *policy.Checker
+	// Ask is asked for this session's asks (the answer is remembered by
+	// the proxy, per host:port).
+	Ask func(ctx context.Context, host string, port uint16) bool
+}
+
 // Serve serves l in the background until the Session is closed.
-func (p *Proxy) Serve(l net.Listener) *Session {
-	s := &Session{p: p, l: l, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, done: make(chan struct{})}
+func (p *Proxy) Serve(l net.Listener, sc SessionConfig) *Session {
+	if sc.Checker == nil {
+		sc.Checker = p.cfg.Checker
+	}
+	if sc.Ask == nil {
+		sc.Ask = p.cfg.Ask
+	}
+	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, done: make(chan struct{})}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
@@ -531,7 +555,7 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cordon: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	v, err := s.p.decide(r.Context(), host, port)
+	v, err := s.p.decide(r.Context(), s.sc, host, port)
 	if err != nil {
 		http.Error(w, "cordon: "+err.Error(), http.StatusBadRequest)
 		return
@@ -546,7 +570,7 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		s.forward(w, r, v, ev)
 		return
 	}
-	up, err := s.p.connect(r.Context(), v)
+	up, err := s.p.connect(r.Context(), s.sc.Checker, v)
 	if err != nil {
 		s.refuseOrFail(w, ev, err)
 		return
@@ -597,7 +621,7 @@ func (s *Session) refuseOrFail(w http.ResponseWriter, ev Event, err error) {
 func (s *Session) forward(w http.ResponseWriter, r *http.Request, v *policy.HostVerdict, ev Event) {
 	// Resolve and check before the transport dials, so a guard refusal is
 	// a 403 rather than a transport error.
-	addrs, err := s.p.resolve(r.Context(), v)
+	addrs, err := s.p.resolve(r.Context(), s.sc.Checker, v)
 	if err != nil {
 		s.refuseOrFail(w, ev, err)
 		return
@@ -615,7 +639,7 @@ func (s *Session) forward(w http.ResponseWriter, r *http.Request, v *policy.Host
 		},
 		ErrorLog: slog.NewLogLogger(s.p.cfg.Logger.Handler(), slog.LevelDebug),
 	}
-	rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictKey{}, v)))
+	rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictKey{}, checked{s.sc.Checker, v})))
 }
 
 // pipe copies both ways until either side ends or is idle for

@@ -94,7 +94,7 @@ func newFixtureAnswer(t testing.TB, rules policy.HostRules, answer bool, mut ...
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	f.proxy = l.Addr().String()
-	f.sess = px.Serve(l)
+	f.sess = px.Serve(l, netproxy.SessionConfig{})
 	t.Cleanup(func() { f.sess.Close() })
 	return f
 }

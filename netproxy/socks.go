@@ -96,7 +96,7 @@ func (s *Session) socks(c *peekConn) {
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	ctx := s.ctx()
-	v, err := s.p.decide(ctx, host, port)
+	v, err := s.p.decide(ctx, s.sc, host, port)
 	if err != nil {
 		socksReply(c, socksAddrUnsupported)
 		return
@@ -107,7 +107,7 @@ func (s *Session) socks(c *peekConn) {
 		socksReply(c, socksNotAllowed)
 		return
 	}
-	up, err := s.p.connect(ctx, v)
+	up, err := s.p.connect(ctx, s.sc.Checker, v)
 	if err != nil {
 		var re *RefusedError
 		if errors.As(err, &re) {

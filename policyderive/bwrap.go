@@ -30,11 +30,18 @@ import (
 func Bwrap(pr *Profile) ([]string, *Fidelity) {
 	f := &Fidelity{Backend: "bwrap"}
 	args := []string{"--unshare-all"}
-	if pr.Network == policy.NetworkFull {
+	switch pr.Network {
+	case policy.NetworkFull:
 		args = append(args, "--share-net")
 		f.exact("network", ControlNetTCP, "", "full: the host network is shared")
 		f.looser("abstract unix sockets", ControlNetAbstract, "", "abstract Unix sockets of host processes can be reached", "they belong to the network namespace, which network full shares", "use network none", true)
-	} else {
+	case policy.NetworkAllowList:
+		// The executor starts bwrap inside a private network namespace
+		// whose only listener is its proxy; bwrap shares that one.
+		args = append(args, "--share-net")
+		f.exact("network", ControlNetTCP, "", AllowListNetwork)
+		f.exact("abstract unix sockets", ControlNetAbstract, "", "unreachable: a private network namespace")
+	default:
 		f.exact("network", ControlNetTCP, "", "none: a new network namespace with only loopback, TCP and UDP included")
 		f.exact("abstract unix sockets", ControlNetAbstract, "", "unreachable: a new network namespace")
 	}

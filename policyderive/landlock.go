@@ -172,8 +172,13 @@ func Landlock(pr *Profile, abi int) *LandlockRuleset {
 		Fidelity:   &Fidelity{Backend: "landlock"},
 	}
 	f := rs.Fidelity
-	if pr.Network == policy.NetworkFull {
+	switch pr.Network {
+	case policy.NetworkFull:
 		rs.HandledNet = 0
+	case policy.NetworkAllowList:
+		if rs.HandledNet&ll.AccessNetConnectTCP != 0 {
+			rs.Net = []LandlockNetRule{{Port: ProxyPort, Access: ll.AccessNetConnectTCP}}
+		}
 	}
 	if abi == 0 {
 		f.looser("landlock", ControlFSRead, "", "no Landlock: nothing is restricted", "the kernel does not support Landlock (or it is disabled)", "use Linux ≥ 5.13 with Landlock enabled, another backend, or opt into best effort", false)
@@ -483,6 +488,13 @@ func landlockABIElements(f *Fidelity, pr *Profile, abi int) {
 	}
 	if pr.Network == policy.NetworkFull {
 		f.exact("network", ControlNetTCP, "", "full: the network is not restricted")
+		return
+	}
+	if pr.Network == policy.NetworkAllowList {
+		f.exact("network", ControlNetTCP, "", AllowListNetwork)
+		if abi >= 4 {
+			f.exact("network tcp", ControlNetTCP, "", fmt.Sprintf("TCP connect only to port %d (the proxy), every bind denied", ProxyPort))
+		}
 		return
 	}
 	if abi >= 4 {

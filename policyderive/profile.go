@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/cordon-sandbox/cordon/internal/netns"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -25,7 +26,12 @@ type Profile struct {
 	Home string `json:"home,omitempty"`
 	Cwd  string `json:"cwd"`
 
-	// Network is the OS-level network access.
+	// Network is the OS-level network access. Under
+	// policy.NetworkAllowList the renderings assume what the executors
+	// provide: the command starts in a private network namespace whose
+	// only listener is the proxy on 127.0.0.1:ProxyPort (see
+	// AllowListNetwork); an executor that cannot provide it renders
+	// NetworkNone instead and says so.
 	Network policy.Network `json:"network"`
 	// PrivateTmp is always true: /tmp is private to the sandbox. Mount
 	// backends mount a tmpfs; Landlock and Seatbelt grant TmpDir instead,
@@ -413,3 +419,11 @@ func (k *keyWriter) line(tag string, vs ...any) {
 	}
 	k.b = append(k.b, '\n')
 }
+
+// ProxyPort is the port of the network allow-list's proxy as commands see
+// it: 127.0.0.1:ProxyPort inside their private network namespace.
+const ProxyPort = netns.ProxyPort
+
+// AllowListNetwork describes the network of a command under the
+// allow-list, in fidelity elements.
+var AllowListNetwork = fmt.Sprintf("allow-list: a private network namespace with only loopback, where nothing but the proxy listens (127.0.0.1:%d); every connection goes through the proxy, which decides it by network.allow/deny/unknown", ProxyPort)

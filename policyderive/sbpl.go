@@ -54,10 +54,15 @@ func SBPL(pr *Profile) (text string, params []string, fid *Fidelity) {
 	s.chain(policy.Write)
 	s.private()
 	s.b.WriteString(sbplDevices)
-	if pr.Network == policy.NetworkFull {
+	switch pr.Network {
+	case policy.NetworkFull:
 		s.b.WriteString("(allow network*)\n(deny network-outbound (subpath \"/\"))\n(allow network-outbound (literal \"/private/var/run/mDNSResponder\"))\n")
 		s.f.exact("network", ControlNetTCP, "", "full: IP networking allowed; Unix sockets denied except the DNS resolver's")
-	} else {
+	case policy.NetworkAllowList:
+		fmt.Fprintf(&s.b, "(deny network*)\n(allow network-outbound (remote ip \"localhost:%d\"))\n", ProxyPort)
+		s.f.exact("network", ControlNetTCP, "", fmt.Sprintf("allow-list: only connections to the proxy on localhost:%d; every other network operation denied, Unix sockets included", ProxyPort))
+		s.f.looser("network proxy port", ControlNetTCP, "", fmt.Sprintf("any program listening on localhost:%d of the host can be reached, not only cordon's proxy", ProxyPort), "Seatbelt has no private network namespace: the rule names a local port", "run the proxy on that port (the seatbelt executor does not yet: it refuses the allow-list)", false)
+	default:
 		s.b.WriteString("(deny network*)\n")
 		s.f.exact("network", ControlNetTCP, "", "none: every network operation denied, Unix sockets included")
 	}

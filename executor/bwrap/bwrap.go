@@ -25,9 +25,11 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/mountpoints"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -55,6 +57,8 @@ type Executor struct {
 	ptick uint64
 
 	guards *protectguard.Cache
+	// net is the network allow-list proxy of the executor's commands.
+	net *netallow.Gate
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -111,6 +115,7 @@ func New(cfg Config) (*Executor, error) {
 		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
 		plans:    map[string]*planEntry{},
 		guards:   protectguard.NewCache(16, cfg.Logger),
+		net:      netallow.NewGate(cfg.Logger),
 		closed:   make(chan struct{}),
 	}
 	x.derive = x.deriver.Derive
@@ -162,6 +167,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	started := r.end(ctx, res)
 	out := sandboxrun.Result(res)
 	out.Violations = r.notes
+	out.Network = r.netEvents
 	if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
 		return nil, &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
 	}
@@ -227,6 +233,10 @@ type run struct {
 	// --json-status-fd, statusW its write end.
 	files           []*os.File
 	status, statusW *os.File
+	// net is the command's private network namespace and proxy session
+	// (network allow-list only); netEvents its decisions once ended.
+	net       *netallow.Command
+	netEvents []netproxy.Event
 	// notes are violations and repair problems for Result.Violations.
 	notes []string
 	once  sync.Once
@@ -263,7 +273,15 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if len(skip) > 0 {
 		opts, nopts = encode(pl.options, skip)
 	}
-	env := envArgs(req.Env)
+	cmdEnv := req.Env
+	if pl.netns {
+		if r.net, err = x.net.Begin(req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+			r.end(ctx, nil)
+			return nil, fmt.Errorf("bwrap executor: %w", err)
+		}
+		cmdEnv = netallow.Env(cmdEnv)
+	}
+	env := envArgs(cmdEnv)
 	if n := nopts + len(env) + 2 + 2 + 4; n > MaxArgs { // + --args N, --json-status-fd N, -- /bin/sh -c CMD
 		r.end(ctx, nil)
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlFSRead,
@@ -293,6 +311,9 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		WaitDelay:   x.cfg.WaitDelay,
 		Launcher:    x.launcher,
 		ExtraFiles:  extra,
+	}
+	if r.net != nil {
+		r.spec.NetNS = r.net.NS
 	}
 	return r, nil
 }
@@ -372,6 +393,7 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 		for _, s := range mountpoints.Default.Release(r.mountPoints) {
 			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
 		}
+		r.netEvents = r.net.End()
 		r.notes = append(r.notes, r.guard.End(ctx)...)
 	})
 	return started

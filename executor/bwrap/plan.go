@@ -9,7 +9,9 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -88,6 +90,9 @@ type plan struct {
 	blocking   []executor.Gap
 	looser     []policyderive.Element
 	guardTrees []string
+	// netns: bwrap starts in a private network namespace whose only
+	// listener is the allow-list proxy.
+	netns bool
 }
 
 // UnknownOptionError reports a renderer argument the executor does not
@@ -103,7 +108,23 @@ func (e *UnknownOptionError) Error() string {
 // newPlan renders pr and parses the arguments. disableUserns adds
 // --disable-userns after --unshare-user.
 func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
+	var netWhy error
+	if pr.Network == policy.NetworkAllowList {
+		if netWhy = netallow.Check(); netWhy != nil {
+			// Without a private namespace to start bwrap in, the command
+			// gets a new, empty one: no network at all.
+			cp := *pr
+			cp.Network = policy.NetworkNone
+			pr = &cp
+		}
+	}
 	args, fid := policyderive.Bwrap(pr)
+	if netWhy != nil {
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetTCP,
+			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
+			Reason: "bwrap must be started in a private network namespace whose only listener is the proxy: " + netWhy.Error(),
+			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN)"})
+	}
 	placeholders := map[string]policyderive.Mask{}
 	for _, m := range pr.Placeholders() {
 		placeholders[m.Path] = m
@@ -112,7 +133,7 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}}
+	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}, netns: pr.Network == policy.NetworkAllowList}
 	for i, op := range ops {
 		if op.check {
 			pl.checks = append(pl.checks, i)

@@ -16,9 +16,12 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
+	"github.com/cordon-sandbox/cordon/internal/netns"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -94,6 +97,8 @@ type Executor struct {
 	rulesets *rulesetCache
 
 	guards *protectguard.Cache
+	// net is the network allow-list proxy of the executor's commands.
+	net *netallow.Gate
 
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
 	bestEffort sandboxrun.BestEffortLog
@@ -142,6 +147,7 @@ func New(cfg Config) (*Executor, error) {
 		tmp:      tmp,
 		rulesets: newRulesetCache(cmp.Or(cfg.Rulesets, DefaultRulesets)),
 		guards:   protectguard.NewCache(16, cfg.Logger),
+		net:      netallow.NewGate(cfg.Logger),
 		plans:    map[string]*plan{},
 		closed:   make(chan struct{}),
 	}
@@ -192,6 +198,10 @@ type run struct {
 	// when it ends; cgErr says why that failed.
 	cg    *commandCgroup
 	cgErr error
+	// net is the command's private network namespace and proxy session
+	// (network allow-list only); netEvents its decisions once ended.
+	net       *netallow.Command
+	netEvents []netproxy.Event
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -216,6 +226,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	}
 	out := sandboxrun.Result(res)
 	out.Violations = vs
+	out.Network = r.netEvents
 	return out, nil
 }
 
@@ -293,6 +304,15 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		x.log.Debug("landlock: new ruleset", "key", key[:12], "rules", len(pl.ruleset.FS), "abi", pl.abi, "filter", fmt.Sprintf("%+v", pl.filter))
 	}
 	r.ref = ref
+	env := req.Env
+	if pl.netns {
+		if r.net, err = x.net.Begin(req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+			x.rulesets.release(ref)
+			r.end(ctx)
+			return nil, fmt.Errorf("landlock executor: %w", err)
+		}
+		env = netallow.Env(env)
+	}
 	// The command restricts itself between fork and exec, so it gets a
 	// Landlock domain of its own and nothing in this process is within
 	// its reach: with cgo cordon_spawn does it in the vfork child;
@@ -303,12 +323,13 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.spec = &procgroup.Spec{
 			Path:         executor.Shell,
 			Args:         []string{"sh", "-c", req.Command},
-			Env:          req.Env,
+			Env:          env,
 			Dir:          req.Dir,
 			Timeout:      req.Timeout,
 			OutputLimit:  req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 			WaitDelay:    x.cfg.WaitDelay,
 			StartProcess: spawner(ref.rs, r.cgroupProcs()),
+			NetNS:        r.netNS(),
 		}
 		return r, nil
 	}
@@ -322,7 +343,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		}
 		mounts = encodeMounts(mp)
 	}
-	ef, err := envFile(req.Env)
+	ef, err := envFile(env)
 	if err != nil {
 		x.rulesets.release(ref)
 		r.end(ctx)
@@ -352,6 +373,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   x.cfg.WaitDelay,
 		ExtraFiles:  files,
+		NetNS:       r.netNS(),
 	}
 	if ref.rs.mounts == mountsUserNS {
 		r.spec.StartProcess = userNSStart(ref.rs)
@@ -424,7 +446,17 @@ func (x *Executor) planFor(pr *policyderive.Profile) *plan {
 // for the Result. A cgroup that could not be emptied is in r.cgErr.
 func (r *run) end(ctx context.Context) []string {
 	r.endCgroup()
+	r.netEvents = r.net.End()
+	r.net = nil
 	return r.guard.End(ctx)
+}
+
+// netNS is the command's private network namespace, or nil.
+func (r *run) netNS() *netns.Namespace {
+	if r.net == nil {
+		return nil
+	}
+	return r.net.NS
 }
 
 // endCgroup kills and removes the command's cgroup, once.

@@ -34,6 +34,9 @@ type features struct {
 	// cgroup of its own, killed when it ends ("": none; cgroupWhy says
 	// why).
 	cgroup, cgroupWhy string
+	// netnsWhy says why commands cannot get a private network namespace
+	// for the network allow-list ("": they can).
+	netnsWhy string
 }
 
 // filterSpec says what the seccomp filter denies. The zero value installs
@@ -95,6 +98,9 @@ type plan struct {
 	// cgroup: each command runs in a cgroup of its own, killed when it
 	// ends.
 	cgroup bool
+	// netns: each command runs in a private network namespace whose only
+	// listener is the allow-list proxy.
+	netns bool
 }
 
 // Subjects of the renderer's elements this backend mitigates (see
@@ -116,10 +122,25 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	if !cfg.KernelProtect {
 		pr = withoutProtectMasks(pr)
 	}
+	netDowngraded := false
+	if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" {
+		// Landlock alone restricts TCP by port: "connect to the proxy's
+		// port" would reach any host on that port. Without a private
+		// network namespace the command gets no network instead.
+		cp := *pr
+		cp.Network = policy.NetworkNone
+		pr, netDowngraded = &cp, true
+	}
 	rs := policyderive.Landlock(pr, abi)
 	fid := rs.Fidelity
-	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid}
+	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList}
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
+	if netDowngraded {
+		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetTCP,
+			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
+			Reason: "Landlock restricts TCP by port only, so the allow-list needs a private network namespace for each command: " + f.netnsWhy,
+			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN), or use the bwrap backend as root"})
+	}
 
 	if rs.ABI == 0 {
 		for _, c := range []string{policyderive.ControlFSWrite, policyderive.ControlProtect, policyderive.ControlSignal, policyderive.ControlNetAbstract} {
@@ -165,12 +186,20 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 			Remedy: "use the bwrap backend (its own PID namespace and /proc)"})
 	}
 
+	// Under the allow-list the private network namespace closes what
+	// Landlock leaves open: nothing but the proxy listens in it.
+	if pl.netns {
+		how := "a private network namespace: only loopback, where nothing but the proxy listens"
+		fid.Mitigate(subjTCP, how)
+		fid.Mitigate(subjUDP, how)
+		fid.Mitigate(subjOther, how)
+	}
 	// The seccomp filter closes what Landlock cannot at this ABI.
 	socketGrant := namesSocket(pr)
 	if f.seccomp {
 		pl.filter.ioURing = true
 		pl.filter.kernelObjects = true
-		if pr.Network != policy.NetworkFull {
+		if pr.Network == policy.NetworkNone {
 			pl.filter.inet = true
 			how := "seccomp filter: socket(2) is denied for every family but AF_UNIX"
 			fid.Mitigate(subjTCP, how)

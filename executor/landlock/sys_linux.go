@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,9 @@ func detect() features {
 	}
 	f.mounts, f.mountsWhy = detectMounts()
 	f.cgroup, f.cgroupWhy = cgroupBase()
+	if err := netallow.Check(); err != nil {
+		f.netnsWhy = err.Error()
+	}
 	if _, ok := archs[runtime.GOARCH]; !ok {
 		f.seccompWhy = "no system call table for " + runtime.GOARCH
 		return f

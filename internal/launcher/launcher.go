@@ -191,6 +191,24 @@ func (l *Launcher) do(fn func()) error {
 	return nil
 }
 
+// Run runs fn on the launcher thread and waits for it; fn must not unlock
+// the thread. It is for starters that fork in their own way (cgo) but must
+// fork from this thread.
+func (l *Launcher) Run(fn func()) error { return l.do(fn) }
+
+// NewWithDefaultSetup starts a launcher thread whose setup is Default's
+// (NoNewPrivs where there is one) followed by setup.
+func NewWithDefaultSetup(setup func() error) (*Launcher, error) {
+	return New(func() error {
+		if defaultSetup != nil {
+			if err := defaultSetup(); err != nil {
+				return err
+			}
+		}
+		return setup()
+	})
+}
+
 // TID returns the launcher thread's kernel thread id (0 where the platform
 // has none).
 func (l *Launcher) TID() int { return l.tid }

@@ -136,6 +136,20 @@ func (ns *Namespace) Do(fn func() error) error {
 	return <-ch
 }
 
+// EnterThread moves the calling OS thread into the namespace. The thread
+// must be locked (runtime.LockOSThread) and never unlocked: it is for a
+// thread that exists only to start one process, such as a one-shot
+// launcher, and ends with its goroutine.
+func (ns *Namespace) EnterThread() error {
+	if ns == nil || ns.f == nil {
+		return errors.New("netns: closed namespace")
+	}
+	if err := unix.Setns(int(ns.f.Fd()), unix.CLONE_NEWNET); err != nil {
+		return fmt.Errorf("netns: setns: %w", err)
+	}
+	return nil
+}
+
 // Listen listens on 127.0.0.1:port inside the namespace.
 func (ns *Namespace) Listen(port int) (net.Listener, error) {
 	var l net.Listener

@@ -21,6 +21,9 @@ func New() (*Namespace, error) { return nil, Check() }
 // Do fails: private network namespaces need Linux.
 func (*Namespace) Do(func() error) error { return Check() }
 
+// EnterThread fails: private network namespaces need Linux.
+func (*Namespace) EnterThread() error { return Check() }
+
 // Listen fails: private network namespaces need Linux.
 func (*Namespace) Listen(int) (net.Listener, error) { return nil, Check() }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/outbuf"
 )
 
@@ -72,11 +73,35 @@ func start(s *Spec, r *resolved, stdout, stderr *os.File) (*os.Process, error) {
 	if r.startProc != nil {
 		startProcess = r.startProc
 	}
-	proc, err := startProcess(r.path, r.args, attr)
+	var proc *os.Process
+	if r.netns != nil {
+		proc, err = startInNetNS(r, startProcess, attr)
+	} else {
+		proc, err = startProcess(r.path, r.args, attr)
+	}
 	if err != nil {
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}
 	return proc, nil
+}
+
+// startInNetNS starts the child from a one-shot launcher thread inside
+// r.netns: the launcher's own start runs there, and a custom starter is
+// run on that thread.
+func startInNetNS(r *resolved, startProcess func(string, []string, *os.ProcAttr) (*os.Process, error), attr *os.ProcAttr) (*os.Process, error) {
+	l, err := launcher.NewWithDefaultSetup(r.netns.EnterThread)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	if r.startProc == nil {
+		return l.StartProcess(r.path, r.args, attr)
+	}
+	var proc *os.Process
+	if rerr := l.Run(func() { proc, err = startProcess(r.path, r.args, attr) }); rerr != nil {
+		return nil, rerr
+	}
+	return proc, err
 }
 
 // supervise waits for the leader to exit. When ctx ends, the timeout fires

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/internal/netns"
 )
 
 // DefaultOutputLimit is the output limit when Spec.OutputLimit is 0: bytes
@@ -49,6 +50,11 @@ type Spec struct {
 	// attr.Sys.Setsid, which is always set). A sandbox that must change
 	// the child between fork and exec supplies its own.
 	StartProcess func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error)
+	// NetNS, when set, is the network namespace the child starts in: it is
+	// started (by StartProcess or the launcher's own start) from a
+	// one-shot launcher thread that entered the namespace and ends with
+	// the start.
+	NetNS *netns.Namespace
 }
 
 // Result is the outcome of a command.
@@ -110,6 +116,7 @@ type resolved struct {
 	limit     int
 	waitDelay time.Duration
 	launcher  *launcher.Launcher
+	netns     *netns.Namespace
 	startProc func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error)
 }
 
@@ -131,6 +138,7 @@ func (s *Spec) resolve() (*resolved, error) {
 		waitDelay: s.WaitDelay,
 		launcher:  s.Launcher,
 		startProc: s.StartProcess,
+		netns:     s.NetNS,
 	}
 	if r.env == nil {
 		r.env = []string{}

@@ -1,0 +1,107 @@
+// Package netallow gives the commands of a sandboxing executor the
+// network allow-list (policy.NetworkAllowList): each command starts in a
+// private network namespace of its own (package netns) whose only
+// listener is the executor's proxy (package netproxy) on
+// 127.0.0.1:netns.ProxyPort, and its environment points every proxy
+// variable there. Nothing else is reachable from the namespace, so a
+// program that ignores the proxy variables fails closed.
+//
+// One proxy serves every command of an executor (asks are remembered per
+// host:port for the executor's lifetime); each command's listener is a
+// session of its own, so the decisions its connections caused are its
+// own, and its tunnels are closed when it ends.
+package netallow
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/internal/netns"
+	"github.com/cordon-sandbox/cordon/netproxy"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// Check reports whether the allow-list can be enforced here: nil, or why
+// not (private network namespaces need CAP_SYS_ADMIN).
+func Check() error { return netns.Check() }
+
+// ProxyURL is the proxy's address as the command sees it.
+var ProxyURL = "http://127.0.0.1:" + strconv.Itoa(netns.ProxyPort)
+
+// Gate is one executor's proxy.
+type Gate struct {
+	log   *slog.Logger
+	once  sync.Once
+	proxy *netproxy.Proxy
+	err   error
+}
+
+// NewGate returns a gate whose proxy logs to log (nil: discarded); the
+// proxy is made on first use.
+func NewGate(log *slog.Logger) *Gate { return &Gate{log: log} }
+
+// Command is one command's namespace and proxy session.
+type Command struct {
+	// NS is the namespace the command must start in.
+	NS   *netns.Namespace
+	sess *netproxy.Session
+}
+
+// Begin makes the command's namespace and starts serving its proxy
+// listener, deciding by p compiled for root and home; ask answers asks
+// (nil refuses them).
+func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log}) })
+	if g.err != nil {
+		return nil, g.err
+	}
+	c, err := policy.NewChecker(p, root, home)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := netns.New()
+	if err != nil {
+		return nil, fmt.Errorf("network allow-list: %w", err)
+	}
+	l, err := ns.Listen(netns.ProxyPort)
+	if err != nil {
+		ns.Close()
+		return nil, fmt.Errorf("network allow-list: the proxy listener: %w", err)
+	}
+	return &Command{NS: ns, sess: g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask})}, nil
+}
+
+// proxyVars are the variables Env sets; each is replaced, in any case.
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
+
+// Env returns env with every proxy variable pointing at the proxy (SOCKS
+// with remote name resolution for ALL_PROXY) and NO_PROXY empty.
+func Env(env []string) []string {
+	out := make([]string, 0, len(env)+len(proxyVars))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(proxyVars, k) {
+			out = append(out, kv)
+		}
+	}
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(netns.ProxyPort)
+	return append(out,
+		"HTTP_PROXY="+ProxyURL, "HTTPS_PROXY="+ProxyURL, "ALL_PROXY="+socks, "NO_PROXY=",
+		"http_proxy="+ProxyURL, "https_proxy="+ProxyURL, "all_proxy="+socks, "no_proxy=")
+}
+
+// End closes the command's proxy session (its listener and tunnels) and
+// the namespace's descriptor, and returns the decisions made for it.
+func (c *Command) End() []netproxy.Event {
+	if c == nil {
+		return nil
+	}
+	evs := c.sess.Close()
+	c.NS.Close()
+	return evs
+}
