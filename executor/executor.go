@@ -145,6 +145,10 @@ const (
 	// file rule — keys in kernel keyrings, System V shared memory,
 	// message queues and semaphores — are out of the command's reach.
 	ControlKernelObjects Control = "kernel-objects"
+	// ControlNetAllowList: under the network allow-list, commands reach
+	// only the executor's proxy, which decides every connection by
+	// network.allow, network.deny and network.unknown.
+	ControlNetAllowList Control = "net-allowlist"
 )
 
 // Gap is a control an executor cannot enforce on this host, and why.

@@ -125,6 +125,7 @@ func (l *Local) Describe(ctx context.Context) Capabilities {
 		Gaps:      []Gap{},
 		Info: map[string]string{
 			"isolation": "none: the policy is not enforced by the OS",
+			"network":   "not enforced: commands share the host's network whatever the policy says; no allow-list proxy runs (network.allow is only judged by the gate, never enforced)",
 			"hygiene":   "new session, stdin /dev/null, exact environment, descriptors 0-2 only, no_new_privs, tree kill on timeout",
 		},
 	}

@@ -72,7 +72,10 @@ const (
 	ControlNetUDP      = "net-udp"
 	ControlNetUnix     = "net-unix"
 	ControlNetAbstract = "net-abstract-unix"
-	ControlSignal      = "signal"
+	// ControlNetAllowList is the network allow-list (see
+	// executor.ControlNetAllowList).
+	ControlNetAllowList = "net-allowlist"
+	ControlSignal       = "signal"
 )
 
 // Element is one line of a fidelity report: how a backend renders one

@@ -22,6 +22,7 @@ var allControls = []executor.Control{
 	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
 	executor.ControlHostProcess,
 	executor.ControlKernelObjects,
+	executor.ControlNetAllowList,
 }
 
 // Describe reports what the executor enforces on this host, assessed for
@@ -114,6 +115,7 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command (protected ones are removed or restored by the guard when it ends)"
 		}
 	}
+	sandboxrun.DescribeAllowList(&caps)
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)

@@ -120,7 +120,7 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	}
 	args, fid := policyderive.Bwrap(pr)
 	if netWhy != nil {
-		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetTCP,
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
 			Reason: "bwrap must be started in a private network namespace whose only listener is the proxy: " + netWhy.Error(),
 			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN)"})

@@ -348,6 +348,10 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 	}
 	sp.looser = fid.Looser()
 	sp.blocking = sandboxrun.Gaps(fid.Blocking())
+	if pr.Network == policy.NetworkAllowList {
+		// Network mode none (set above): best effort runs with no network.
+		sp.blocking = append(sp.blocking, sandboxrun.AllowListUnsupported(Backend))
+	}
 	sp.guardTrees = sandboxrun.WritableTrees(pr)
 }
 

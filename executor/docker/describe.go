@@ -20,6 +20,7 @@ var allControls = []executor.Control{
 	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
 	executor.ControlHostProcess,
 	executor.ControlKernelObjects,
+	executor.ControlNetAllowList,
 }
 
 // Describe reports what the executor enforces with this engine, assessed
@@ -114,6 +115,7 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command, which runs in a new container with the new mask (protected ones are removed or restored by the guard when it ends)"
 		}
 	}
+	caps.Gaps = append(caps.Gaps, sandboxrun.AllowListUnsupported(Backend))
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)

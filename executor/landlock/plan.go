@@ -136,7 +136,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList}
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
 	if netDowngraded {
-		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetTCP,
+		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
 			Reason: "Landlock restricts TCP by port only, so the allow-list needs a private network namespace for each command: " + f.netnsWhy,
 			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN), or use the bwrap backend as root"})

@@ -21,6 +21,7 @@ var allControls = []executor.Control{
 	executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
 	executor.ControlHostProcess,
 	executor.ControlKernelObjects,
+	executor.ControlNetAllowList,
 }
 
 // Describe reports what the executor enforces on this host, assessed for
@@ -75,6 +76,7 @@ func (x *Executor) describe() executor.Capabilities {
 		return caps
 	}
 	caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
+	caps.Gaps = append(caps.Gaps, sandboxrun.AllowListUnsupported(Backend))
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)

@@ -392,7 +392,7 @@ func TestFakeDescribe(t *testing.T) {
 		gaps = append(gaps, g.Control)
 		assert.NotEmpty(t, g.Reason)
 	}
-	assert.ElementsMatch(t, []executor.Control{executor.ControlFSMetadata, executor.ControlProtect, executor.ControlProcessTree, executor.ControlProcInfo}, gaps)
+	assert.ElementsMatch(t, []executor.Control{executor.ControlFSMetadata, executor.ControlProtect, executor.ControlProcessTree, executor.ControlProcInfo, executor.ControlNetAllowList}, gaps)
 	for _, c := range allControls {
 		assert.NotEqual(t, slices.Contains(caps.Enforced, c), slices.Contains(gaps, c), "control %s is either enforced or a gap", c)
 	}

@@ -3,6 +3,7 @@ package seatbelt
 import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -36,6 +37,15 @@ const (
 // assess renders pr as SBPL, validates the command line it makes and
 // adds what is inherent to running it under sandbox-exec.
 func assess(program string, pr *policyderive.Profile) (*plan, error) {
+	allowList := pr.Network == policy.NetworkAllowList
+	if allowList {
+		// No proxy runs for seatbelt commands yet, and the rule for its
+		// port would reach whatever listens there on the host: render no
+		// network, and refuse the allow-list in strict mode (below).
+		cp := *pr
+		cp.Network = policy.NetworkNone
+		pr = &cp
+	}
 	text, params, fid := policyderive.SBPL(pr)
 	prefix, err := argvPrefix(program, text, params)
 	if err != nil {
@@ -57,6 +67,9 @@ func assess(program string, pr *policyderive.Profile) (*plan, error) {
 
 	pl := &plan{key: pr.Key(), prefix: prefix, fidelity: fid, looser: fid.Looser()}
 	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	if allowList {
+		pl.blocking = append(pl.blocking, sandboxrun.AllowListUnsupported(Backend))
+	}
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
 	return pl, nil
 }
