@@ -17,6 +17,7 @@ func catalogue() []*caseDef {
 	all = append(all, fsCases()...)
 	all = append(all, protectCases()...)
 	all = append(all, netCases()...)
+	all = append(all, proxyCases()...)
 	return all
 }
 

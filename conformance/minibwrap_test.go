@@ -32,11 +32,15 @@ func (m miniBwrap) Describe(context.Context) executor.Capabilities {
 		{Control: executor.ControlProtect, Reason: "ancestors of protected mounts are not pinned, so .git can be renamed away"},
 		{Control: executor.ControlNetUnix, Reason: "Unix sockets inside the root are bound with it and can be connected to"},
 		{Control: executor.ControlFSRead, Reason: "other names (hard links) of denied files are not masked, nor files of System trees that other users may not read"},
+		{Control: executor.ControlNetAllowList, Reason: "no allow-list proxy: such policies are refused"},
 	}}
 }
 
 func (m miniBwrap) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
 	p := req.Policy
+	if p.Network == policy.NetworkAllowList {
+		return nil, &executor.UnenforceableError{Backend: "mini-bwrap", Gaps: []executor.Gap{{Control: executor.ControlNetAllowList, Reason: "no allow-list proxy"}}}
+	}
 	args := []string{m.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--clearenv"}
 	if p.Network == policy.NetworkFull {
 		args = append(args, "--share-net")
@@ -148,6 +152,11 @@ func TestMiniBwrapDenies(t *testing.T) {
 		"denied-new-file": true, "protect-new-repo": true, "protect-rename-recreate": true,
 		"git-redirect-commondir": true, "git-redirect-gitdir-file": true, "git-redirect-modules": true, "tool-settings": true,
 		"socket-in-root": true, "hardlink-denied": true, "system-private": true,
+	}
+	for _, c := range conformance.Cases() {
+		if c.Control == executor.ControlNetAllowList {
+			gaps[c.ID] = true // refused: no proxy
+		}
 	}
 	for _, c := range rep.Cases {
 		if gaps[c.ID] {

@@ -48,6 +48,11 @@ import (
 //	unix-connect PATH TOKEN        stream connect and send
 //	unixgram-send PATH TOKEN       datagram send
 //	abstract-connect NAME TOKEN    stream connect to the abstract socket @NAME
+//	proxy-http HOST:PORT TOKEN     GET http://HOST:PORT/TOKEN through HTTP_PROXY
+//	proxy-connect HOST:PORT TOKEN  CONNECT through HTTPS_PROXY, then send TOKEN
+//	proxy-socks HOST:PORT TOKEN    SOCKS5 CONNECT (by name) through ALL_PROXY,
+//	                               then send TOKEN; each of the three connects
+//	                               directly when its variable is unset
 //	kill PID SIGNUM                kill(2)
 //	tty                            controlling terminal facts, TIOCSTI attempts
 //	fds                            inherited descriptors (those without
@@ -180,6 +185,9 @@ func init() {
 		"keyring-read":     actKeyringRead,
 		"keyring-add":      actKeyringAdd,
 		"shm-read":         actShmRead,
+		"proxy-http":       actProxyHTTP,
+		"proxy-connect":    actProxyConnect,
+		"proxy-socks":      actProxySocks,
 	}
 }
 

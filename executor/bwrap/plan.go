@@ -144,6 +144,9 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	}
 	pl.encoded, pl.nargs = encode(pl.options, nil)
 	assess(pl, pr)
+	if netWhy != nil {
+		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(netWhy))
+	}
 	return pl, nil
 }
 

@@ -1,6 +1,7 @@
 package landlock
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -281,6 +282,9 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	pl.looser = fid.Looser()
 	pl.gaps = sandboxrun.Gaps(pl.looser)
 	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	if netDowngraded {
+		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(errors.New(f.netnsWhy)))
+	}
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
 	return pl
 }

@@ -16,10 +16,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cordon-sandbox/cordon/internal/netns"
 	"github.com/cordon-sandbox/cordon/netproxy"
@@ -56,7 +59,7 @@ type Command struct {
 // listener, deciding by p compiled for root and home; ask answers asks
 // (nil refuses them).
 func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
-	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log}) })
+	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log, Resolve: resolve}) })
 	if g.err != nil {
 		return nil, g.err
 	}
@@ -74,6 +77,28 @@ func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.C
 		return nil, fmt.Errorf("network allow-list: the proxy listener: %w", err)
 	}
 	return &Command{NS: ns, sess: g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask})}, nil
+}
+
+// resolver replaces the system's resolver for every gate's proxy when
+// set (SetResolver).
+var resolver atomic.Pointer[func(ctx context.Context, host string) ([]netip.Addr, error)]
+
+// SetResolver makes every gate's proxy in this process resolve names with
+// r (nil: the system's resolver again). The conformance suite uses it to
+// map names under .test (RFC 2606: never in DNS) to loopback canaries.
+func SetResolver(r func(ctx context.Context, host string) ([]netip.Addr, error)) {
+	if r == nil {
+		resolver.Store(nil)
+		return
+	}
+	resolver.Store(&r)
+}
+
+func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
+	if r := resolver.Load(); r != nil {
+		return (*r)(ctx, host)
+	}
+	return net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 }
 
 // proxyVars are the variables Env sets; each is replaced, in any case.

@@ -126,3 +126,13 @@ func AllowListUnsupported(backend string) executor.Gap {
 	return executor.Gap{Control: executor.ControlNetAllowList,
 		Reason: "the " + backend + " backend does not offer the network allow-list yet (landlock and bwrap do, as root): strict mode refuses a policy with network.allow; best effort runs it with no network"}
 }
+
+// AllowListNoNamespace is the gap of a backend whose commands cannot get
+// a private network namespace here (why): Landlock and bwrap alone could
+// only restrict by port, which would reach any host on the proxy's port,
+// so strict mode refuses the allow-list and best effort runs it with no
+// network.
+func AllowListNoNamespace(why error) executor.Gap {
+	return executor.Gap{Control: executor.ControlNetAllowList,
+		Reason: "the network allow-list needs a private network namespace per command, and none can be made here (" + why.Error() + "); to proceed: run as root, or opt into best effort (the command then gets no network at all)"}
+}

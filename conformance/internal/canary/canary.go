@@ -145,6 +145,18 @@ func stream(network, addr string) (*Canary, error) {
 	return c, nil
 }
 
+// TCPAt listens for TCP at addr.
+func TCPAt(addr string) (*Canary, error) { return stream("tcp", addr) }
+
+// UDPAt listens for UDP at addr.
+func UDPAt(addr string) (*Canary, error) {
+	pc, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return nil, err
+	}
+	return packet(pc, "udp", pc.LocalAddr().String()), nil
+}
+
 // UDP listens on 127.0.0.1 at an ephemeral port.
 func UDP() (*Canary, error) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
