@@ -3,10 +3,10 @@
 package conformance
 
 import (
-	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"io"
 	"runtime"
 	"runtime/debug"
