@@ -232,11 +232,18 @@ type RefusedError struct {
 	Host string
 	Port uint16
 	Rule string
+	// Add is the network.allow entry that would allow it ("" means
+	// Host).
+	Add string
 }
 
 func (e *RefusedError) Error() string {
+	add := e.Add
+	if add == "" {
+		add = e.Host
+	}
 	return fmt.Sprintf("cordon: %s refused (%s); to allow it, add %q to network.allow in the policy",
-		net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Rule, e.Host)
+		net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Rule, add)
 }
 
 // resolve returns the addresses an allowed host may be connected at,
@@ -263,7 +270,7 @@ func (p *Proxy) resolve(ctx context.Context, c *policy.Checker, v *policy.HostVe
 	}
 	if len(ok) == 0 {
 		if refused.IsValid() {
-			return nil, &RefusedError{Host: v.Host, Port: v.Port,
+			return nil, &RefusedError{Host: v.Host, Port: v.Port, Add: netip.AddrPortFrom(refused, v.Port).String(),
 				Rule: fmt.Sprintf("resolves to %s, a loopback, private, link-local or own address that no address entry of network.allow names", refused)}
 		}
 		return nil, fmt.Errorf("resolve %s: no addresses", v.Host)
@@ -675,4 +682,12 @@ func (s *Session) pipe(client net.Conn, clientR io.Reader, up net.Conn) {
 	}()
 	copyOne(client, up, up)
 	<-done
+}
+
+// Addresses returns the addresses the proxy would connect to for an
+// allowed verdict v of c: an IP literal itself, a name's resolved
+// addresses that pass the resolved-address guard; a *RefusedError when
+// the guard refuses every address.
+func (p *Proxy) Addresses(ctx context.Context, c *policy.Checker, v *policy.HostVerdict) ([]netip.Addr, error) {
+	return p.resolve(ctx, c, v)
 }

@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"net"
+	"strconv"
 
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -19,9 +21,15 @@ type Approver func(ctx context.Context, req *ApprovalRequest) (bool, error)
 
 // ApprovalRequest describes an operation that needs the user's approval.
 type ApprovalRequest struct {
-	// Op is "read", "write", "run" (a foreground command) or "spawn" (a
-	// background command).
+	// Op is "read", "write", "run" (a foreground command), "spawn" (a
+	// background command) or "connect" (a connection through the network
+	// allow-list's proxy to a host network.unknown: ask covers).
 	Op string `json:"op"`
+	// Host and Port are the destination of a connect.
+	Host string `json:"host,omitempty"`
+	Port uint16 `json:"port,omitempty"`
+	// HostVerdict is the policy's verdict on a connect.
+	HostVerdict *policy.HostVerdict `json:"host_verdict,omitempty"`
 	// Path is the resolved path of a file operation.
 	Path string `json:"path,omitempty"`
 	// Command and Cwd describe a command.
@@ -44,8 +52,26 @@ func (r *ApprovalRequest) Reason() string {
 		return r.Verdict.Reason
 	case r.CommandVerdict != nil:
 		return r.CommandVerdict.Reason
+	case r.HostVerdict != nil:
+		return hostReason(r.HostVerdict)
 	}
 	return ""
+}
+
+// hostReason explains a connect that needs approval.
+func hostReason(v *policy.HostVerdict) string {
+	return fmt.Sprintf("a command connects to %s, which network.allow does not name (%s)", net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))), v.Rule)
+}
+
+// askNetwork answers the allow-list proxy's asks for a command through
+// the approver; the executor remembers the answer per host:port.
+func (s *Session) askNetwork(ctx context.Context, host string, port uint16) bool {
+	v, err := s.ws.checker.DecideHost(host, port)
+	if err != nil {
+		return false
+	}
+	req := &ApprovalRequest{Op: "connect", Host: v.Host, Port: port, HostVerdict: v}
+	return s.ask(ctx, "shell", req, net.JoinHostPort(v.Host, strconv.Itoa(int(port))), v.Rule, hostReason(v)) == nil
 }
 
 // authorizePath judges path for every op (the strictest verdict wins) and

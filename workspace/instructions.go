@@ -159,6 +159,18 @@ func (w *Workspace) sandboxLines(line func(string, ...any), caps executor.Capabi
 	switch {
 	case p.Network == policy.NetworkFull:
 		line("Network: allowed.")
+	case p.Network == policy.NetworkAllowList && enforced[executor.ControlNetAllowList]:
+		allow := "none"
+		if len(p.Hosts.Allow) > 0 {
+			allow = strings.Join(p.Hosts.Allow, ", ")
+		}
+		unknown := "refused"
+		if p.Hosts.Unknown == policy.Ask {
+			unknown = "asked of the user, once per host and port"
+		}
+		line("Network: only these hosts, through the proxy that HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name: %s. Other hosts are %s; a refused connection gets 403 (or SOCKS code 2) with a line naming the rule. Nothing else is reachable, DNS and loopback included: use the proxy variables (most tools do).", allow, unknown)
+	case p.Network == policy.NetworkAllowList:
+		line("Network: an allow-list by policy (%s), but this executor does not enforce it; do not use the network beyond those hosts.", strings.Join(p.Hosts.Allow, ", "))
 	case enforced[executor.ControlNetTCP] && enforced[executor.ControlNetUDP]:
 		line("Network: none. Commands cannot reach the network, loopback included.")
 	case enforced[executor.ControlNetTCP]:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -34,6 +35,9 @@ type RunResult struct {
 	// (git control files, hooks, tool settings) and what the sandbox's
 	// guard did about it: one line each, rule first.
 	Violations []string `json:"violations,omitempty"`
+	// Network lists the network allow-list proxy's decisions for the
+	// connections the command asked for (refused ones name the rule).
+	Network []netproxy.Event `json:"network,omitempty"`
 }
 
 // Status values of a background process.
@@ -138,6 +142,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		Home:        s.ws.Home(),
 		Grants:      grants,
 		OutputLimit: s.ws.limits.MaxShellOutputChars,
+		AskNetwork:  s.askNetwork,
 	}, nil
 }
 
@@ -211,6 +216,7 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 		Truncated:  res.Truncated,
 		DurationMS: res.Duration.Milliseconds(),
 		Violations: res.Violations,
+		Network:    res.Network,
 	}, nil
 }
 

@@ -112,23 +112,28 @@ type explainOptions struct {
 	batch   bool
 	json    bool
 	expect  string
+	host    string
 }
 
 func (a *app) explainCommand() *cobra.Command {
 	o := &explainOptions{}
 	cmd := &cobra.Command{
-		Use:   "explain [--policy FILE] [--root DIR] (PATH [--write] | --command CMD [--cwd DIR] | --batch) [--json]",
+		Use:   "explain [--policy FILE] [--root DIR] (PATH [--write] | --command CMD [--cwd DIR] | --host NAME[:PORT] | --batch) [--json]",
 		Short: "Show the policy's verdict on a path or a command, the deciding rule and the resolved path",
 		Long: `explain judges one path (read, or write with --write) or one command
 (--command) with the policy, without touching anything: the decision, the
 rule that decided, the resolved path, and for a command every segment and
-every path claim with its own verdict.
+every path claim with its own verdict, or one network destination
+(--host NAME[:PORT], port 443 when none is given): the decision, the rule
+of network.allow/deny/unknown and, for an allowed name, the addresses the
+proxy would connect to (resolved here, after its resolved-address guard).
 
 PATH and --cwd are relative to the workspace root (as in the workspace's
 tools); --policy and --root are relative to the current directory.
 
 --batch reads JSON lines from stdin, one case per line:
-  {"path": "...", "op": "read"|"write"}   or   {"command": "...", "cwd": "..."}
+  {"path": "...", "op": "read"|"write"}, {"command": "...", "cwd": "..."}
+  or {"host": "NAME[:PORT]"}
 (optionally "cwd" for paths, "id" echoed back, "expect": "allow"|"ask"|"deny")
 and writes one JSON answer per non-empty line, in order, each with "line":
 its line number. A line that cannot be judged gets {"line": N, "error": "..."}.
@@ -147,6 +152,7 @@ or a batch line could not be judged; 2 usage or setup error.`,
 	f.BoolVar(&o.batch, "batch", false, "read JSON cases from stdin, write one JSON answer per line")
 	f.BoolVar(&o.json, "json", false, "print the verdict as JSON")
 	f.StringVar(&o.expect, "expect", "", "exit 1 unless the decision is this one (allow, ask or deny)")
+	f.StringVar(&o.host, "host", "", "judge a connection to NAME[:PORT] (port 443 when none is given) by the policy's network setting")
 	return cmd
 }
 
@@ -161,11 +167,14 @@ func (a *app) explain(o *explainOptions, args []string) error {
 	if o.batch {
 		modes++
 	}
+	if o.pf.cmd.Flags().Changed("host") {
+		modes++
+	}
 	switch {
 	case modes == 0:
-		return usageErrorf("explain: give a PATH, --command CMD or --batch")
+		return usageErrorf("explain: give a PATH, --command CMD, --host NAME[:PORT] or --batch")
 	case modes > 1:
-		return usageErrorf("explain: PATH, --command and --batch are exclusive")
+		return usageErrorf("explain: PATH, --command, --host and --batch are exclusive")
 	case len(args) > 1:
 		return usageErrorf("explain: one PATH at a time (got %d; use --batch for many)", len(args))
 	case o.write && len(args) == 0:
@@ -191,7 +200,20 @@ func (a *app) explain(o *explainOptions, args []string) error {
 		return a.explainBatch(c, ws)
 	}
 	var decision policy.Decision
-	if len(args) == 1 {
+	if o.pf.cmd.Flags().Changed("host") {
+		hv, err := hostVerdictFor(c, o.host)
+		if err != nil {
+			return usageErrorf("explain --host: %v", err)
+		}
+		decision = hv.decision
+		if o.json {
+			if err := writeJSON(a.stdout, hv); err != nil {
+				return err
+			}
+		} else {
+			a.printHostVerdict(hv)
+		}
+	} else if len(args) == 1 {
 		op := policy.Read
 		if o.write {
 			op = policy.Write
@@ -321,6 +343,7 @@ func (a *app) printCommandVerdict(cmd, cwd string, v *policy.CommandVerdict) {
 
 // batchCase is one line of explain --batch input.
 type batchCase struct {
+	Host    *string `json:"host"`
 	Path    *string `json:"path"`
 	Op      string  `json:"op"`
 	Command *string `json:"command"`
@@ -502,6 +525,21 @@ func (a *app) judgeBatchLine(c *policy.Checker, ws *workspaceSpec, n int, line [
 	}
 	var got policy.Decision
 	switch {
+	case bc.Host != nil && (bc.Path != nil || bc.Command != nil):
+		ans.Error = "a case has one of \"host\", \"path\" and \"command\""
+		return ans
+	case bc.Host != nil:
+		if bc.Op != "" || bc.Cwd != "" {
+			ans.Error = "\"op\" and \"cwd\" do not apply to a host case"
+			return ans
+		}
+		hv, err := hostVerdictFor(c, *bc.Host)
+		if err != nil {
+			ans.Error = oneLine(err.Error())
+			return ans
+		}
+		got = hv.decision
+		ans.verdict = hv
 	case bc.Path != nil && bc.Command != nil:
 		ans.Error = "a case has either \"path\" or \"command\", not both"
 		return ans
@@ -543,7 +581,7 @@ func (a *app) judgeBatchLine(c *policy.Checker, ws *workspaceSpec, n int, line [
 		got = v.Decision
 		ans.verdict = commandVerdictJSON(*bc.Command, cwd, v)
 	default:
-		ans.Error = "a case needs \"path\" or \"command\""
+		ans.Error = "a case needs \"path\", \"command\" or \"host\""
 		return ans
 	}
 	if want != nil {

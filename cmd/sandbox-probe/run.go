@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -95,6 +96,9 @@ type RunReport struct {
 	// Violations lists the host-run surface paths the command created or
 	// changed and how the guard repaired them.
 	Violations []string `json:"violations,omitempty"`
+	// Network lists the allow-list proxy's decisions (network.allow
+	// policies on landlock and bwrap).
+	Network []netproxy.Event `json:"network,omitempty"`
 }
 
 // commandLine turns run's arguments into one shell command.
@@ -212,6 +216,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		res.Cwd, res.ExitCode, res.Signal, res.TimedOut, res.Truncated, res.DurationMS
 	rep.Stdout, rep.Stderr = res.Stdout, res.Stderr
 	rep.Violations = res.Violations
+	rep.Network = res.Network
 	if o.json {
 		if err := writeJSON(a.stdout, rep); err != nil {
 			return err
@@ -224,6 +229,11 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		}
 		for _, v := range res.Violations {
 			fmt.Fprintf(a.stderr, "sandbox-probe: repaired: %s\n", oneLine(v))
+		}
+		for _, e := range res.Network {
+			if e.Decision != policy.Allow {
+				fmt.Fprintf(a.stderr, "sandbox-probe: network refused: %s\n", oneLine(e.String()))
+			}
 		}
 		for _, g := range rep.Gaps {
 			if b.sandboxed {
