@@ -4,8 +4,10 @@ import (
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policyderive/internal/sbplmodel"
 
+	"fmt"
 	"io/fs"
 	"os"
+	"regexp"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"pgregory.net/rapid"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -129,8 +133,12 @@ func genPolicy(t *rapid.T, w *world) *policy.Policy {
 		p.Protect.Extra = []string{"data", ".vscode"}
 	}
 	p.System = append(policy.DefaultSystem(), w.sys)
-	if rapid.Bool().Draw(t, "network") {
+	switch rapid.IntRange(0, 2).Draw(t, "network") {
+	case 1:
 		p.Network = policy.NetworkFull
+	case 2:
+		p.Network = policy.NetworkAllowList
+		p.Hosts = policy.HostRules{Allow: []string{"example.com", "127.0.0.1:8080"}, Deny: []string{"upload.example.com"}}
 	}
 	return p
 }
@@ -362,6 +370,7 @@ func TestSoundness(t *testing.T) {
 		}
 		checkUsability(rt, o, pr, views, w)
 		checkPins(rt, pr, views)
+		checkNetwork(rt, pr)
 	})
 	for name, n := range map[string]int64{
 		"bwrap": soundnessCases.bwrap.Load(), "oci": soundnessCases.oci.Load(), "landlock": soundnessCases.landlock.Load(), "sbpl": soundnessCases.sbpl.Load(),
@@ -376,6 +385,7 @@ func TestSoundness(t *testing.T) {
 		assert.GreaterOrEqual(t, n, int64(500), "usability cases for %s", name)
 		t.Logf("usability %s: %d cases", name, n)
 	}
+	assert.GreaterOrEqual(t, netCases.Load(), int64(50), "network cases")
 }
 
 func countCase(name string) {
@@ -525,3 +535,41 @@ func stricterRuleMatches(o *oracle, fid *Fidelity, p string) bool {
 	}
 	return false
 }
+
+// checkNetwork: no rendering lets a command reach more of the network
+// than its policy's setting. Under the allow-list the only destination a
+// rendering may open is the proxy's port in the executor's private
+// namespace; under none, nothing.
+func checkNetwork(t *rapid.T, pr *Profile) {
+	args, _ := Bwrap(pr)
+	shares := slices.Contains(args, "--share-net")
+	require.True(t, slices.Contains(args, "--unshare-all"), "bwrap always starts from --unshare-all")
+	require.Equal(t, pr.Network != policy.NetworkNone, shares, "bwrap shares the network namespace it is started in only under full or the allow-list (whose executor starts it in a private one): %q", args)
+
+	for abi := 1; abi <= LandlockMaxABI; abi++ {
+		rs := Landlock(pr, abi)
+		switch pr.Network {
+		case policy.NetworkFull:
+			require.Zero(t, rs.HandledNet)
+		default:
+			require.Equal(t, LandlockHandledNet(abi), rs.HandledNet, "ABI %d: every network right the ABI knows is handled", abi)
+			for _, r := range rs.Net {
+				require.Equal(t, policy.NetworkAllowList, pr.Network, "ABI %d: a network rule under network none: %+v", abi, r)
+				require.Equal(t, uint16(ProxyPort), r.Port, "ABI %d: the only port a rule may open is the proxy's", abi)
+				require.Equal(t, landlock.AccessNetSet(ll.AccessNetConnectTCP), r.Access, "ABI %d: connect only, never bind", abi)
+			}
+		}
+	}
+
+	text, _, _ := SBPL(pr)
+	allows := regexp.MustCompile(`\(allow network[^\n]*`).FindAllString(text, -1)
+	switch pr.Network {
+	case policy.NetworkNone:
+		require.Empty(t, allows, "SBPL under network none")
+	case policy.NetworkAllowList:
+		require.Equal(t, []string{fmt.Sprintf(`(allow network-outbound (remote ip "localhost:%d"))`, ProxyPort)}, allows, "SBPL under the allow-list opens the proxy's port only")
+	}
+	netCases.Add(1)
+}
+
+var netCases atomic.Int64
