@@ -15,6 +15,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -153,4 +154,37 @@ func BenchmarkBwrapPlan(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkBwrapAllowList measures the per-command cost of `true` under
+// the network allow-list (bwrap started in a private network namespace,
+// a proxy session per command) against the same executor under network
+// none, interleaved; allowlist/none is the ratio the README reports
+// (target ≤ 1.5):
+//
+//	go test -run '^$' -bench BenchmarkBwrapAllowList -count 8 ./executor/bwrap
+func BenchmarkBwrapAllowList(b *testing.B) {
+	benchSetup(b)
+	if err := netallow.Check(); err != nil {
+		b.Skipf("skipped: the allow-list needs private network namespaces: %v", err)
+	}
+	none := &executor.Request{Command: "true", Dir: benchRoot, Root: benchRoot, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + benchRoot, "LANG=C"}}
+	al := *none
+	al.Policy = policy.Coding.Policy()
+	al.Policy.Network = policy.NetworkAllowList
+	al.Policy.Hosts = policy.HostRules{Allow: []string{"example.com"}}
+	ctx := context.Background()
+	run := func(req *executor.Request) func() error {
+		return func() error {
+			res, err := benchX.Run(ctx, req)
+			if err == nil && res.ExitCode != 0 {
+				b.Fatalf("%s: exit %d signal %q timed out %v: %s", req.Policy.Network, res.ExitCode, res.Signal, res.TimedOut, res.Stderr)
+			}
+			return err
+		}
+	}
+	testenv.Interleave(b,
+		testenv.Op{Name: "none", Run: run(none)},
+		testenv.Op{Name: "allowlist", Base: "none", Run: run(&al)},
+	)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -97,4 +98,37 @@ func BenchmarkLandlockRunTrue(b *testing.B) {
 			testenv.Op{Name: "landlock", Base: "bare", Run: func() error { _, err := benchX.Run(ctx, req); return err }},
 		)
 	})
+}
+
+// BenchmarkLandlockAllowList measures the per-command cost of `true`
+// under the network allow-list (a private network namespace and a proxy
+// session per command) against the same executor under network none,
+// interleaved so load hits both alike; allowlist/none is the ratio the
+// README reports (target ≤ 1.5):
+//
+//	go test -run '^$' -bench BenchmarkLandlockAllowList -count 8 ./executor/landlock
+func BenchmarkLandlockAllowList(b *testing.B) {
+	benchSetup(b)
+	if err := netallow.Check(); err != nil {
+		b.Skipf("skipped: the allow-list needs private network namespaces: %v", err)
+	}
+	none := &executor.Request{Command: "true", Dir: benchRoot, Root: benchRoot, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin"}}
+	al := *none
+	al.Policy = policy.Coding.Policy()
+	al.Policy.Network = policy.NetworkAllowList
+	al.Policy.Hosts = policy.HostRules{Allow: []string{"example.com"}}
+	ctx := context.Background()
+	run := func(req *executor.Request) func() error {
+		return func() error {
+			res, err := benchX.Run(ctx, req)
+			if err == nil && res.ExitCode != 0 {
+				b.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+			}
+			return err
+		}
+	}
+	testenv.Interleave(b,
+		testenv.Op{Name: "none", Run: run(none)},
+		testenv.Op{Name: "allowlist", Base: "none", Run: run(&al)},
+	)
 }

@@ -52,6 +52,7 @@ func Start(ctx context.Context, s *Spec) (*Process, error) {
 	drained := readAll([]io.Writer{p.out}, []*os.File{outR})
 	go func() {
 		timedOut, state := supervise(context.Background(), proc, s.Timeout, p.kill)
+		r.release()
 		awaitOutput(drained, r.waitDelay, outR)
 		res := result(proc.Pid, state, timedOut)
 		res.Duration = time.Since(began)

@@ -50,6 +50,7 @@ func Run(ctx context.Context, s *Spec) (*Result, error) {
 	drained := readAll([]io.Writer{stdout, stderr}, []*os.File{outR, errR})
 
 	timedOut, state := supervise(ctx, proc, s.Timeout, nil)
+	r.release()
 	awaitOutput(drained, r.waitDelay, outR, errR)
 
 	res := result(proc.Pid, state, timedOut)
@@ -85,23 +86,38 @@ func start(s *Spec, r *resolved, stdout, stderr *os.File) (*os.Process, error) {
 	return proc, nil
 }
 
-// startInNetNS starts the child from a one-shot launcher thread inside
+// startInNetNS starts the child from a launcher thread of its own inside
 // r.netns: the launcher's own start runs there, and a custom starter is
-// run on that thread.
+// run on that thread. The thread is kept until the child has been reaped
+// (r.release): a parent-death signal (bwrap's --die-with-parent,
+// PR_SET_PDEATHSIG) fires when the thread that forked the child exits,
+// not the process.
 func startInNetNS(r *resolved, startProcess func(string, []string, *os.ProcAttr) (*os.Process, error), attr *os.ProcAttr) (*os.Process, error) {
 	l, err := launcher.NewWithDefaultSetup(r.netns.EnterThread)
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
-	if r.startProc == nil {
-		return l.StartProcess(r.path, r.args, attr)
-	}
 	var proc *os.Process
-	if rerr := l.Run(func() { proc, err = startProcess(r.path, r.args, attr) }); rerr != nil {
-		return nil, rerr
+	if r.startProc == nil {
+		proc, err = l.StartProcess(r.path, r.args, attr)
+	} else if rerr := l.Run(func() { proc, err = startProcess(r.path, r.args, attr) }); rerr != nil {
+		err = rerr
 	}
-	return proc, err
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	r.held = l
+	return proc, nil
+}
+
+// release ends the launcher thread kept for a child started in a network
+// namespace, once the child has been reaped.
+func (r *resolved) release() {
+	if r.held != nil {
+		r.held.Close()
+		r.held = nil
+	}
 }
 
 // supervise waits for the leader to exit. When ctx ends, the timeout fires

@@ -117,6 +117,9 @@ type resolved struct {
 	waitDelay time.Duration
 	launcher  *launcher.Launcher
 	netns     *netns.Namespace
+	// held is the launcher thread a child in netns was started from,
+	// kept until the child is reaped.
+	held *launcher.Launcher
 	startProc func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error)
 }
 
