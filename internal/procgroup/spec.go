@@ -119,7 +119,7 @@ type resolved struct {
 	netns     *netns.Namespace
 	// held is the launcher thread a child in netns was started from,
 	// kept until the child is reaped.
-	held *launcher.Launcher
+	held      *launcher.Launcher
 	startProc func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error)
 }
 
