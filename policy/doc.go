@@ -21,6 +21,20 @@
 // cannot be combined with mode or the shorthands; readonly with
 // command_rules is an error.
 //
+// # Network
+//
+// Policy.Network is NetworkNone, NetworkFull or NetworkAllowList; the
+// allow-list's entries are Policy.Hosts (HostRules: allow, deny, unknown).
+// In a policy file `network:` is "none", "full" or a mapping with allow,
+// deny and unknown (see NetworkSpec). Checker.DecideHost judges a host and
+// port — deny first, then allow, then unknown (deny or ask) — naming the
+// rule (`network.allow[2] "*.example.org"`); Checker.AllowsAddress tells
+// the proxy's resolved-address guard whether an address entry names a
+// loopback or private address. Host names are normalised with IDNA's
+// lookup profile (golang.org/x/net/idna: UTS #46 mapping, punycode, DNS
+// lengths checked) so that "Bücher.example." and "xn--bcher-kva.example"
+// are one name.
+//
 // # Path decisions
 //
 // Checker.DecidePath resolves a path first: a leading "~" is expanded with

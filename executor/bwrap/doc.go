@@ -69,7 +69,15 @@
 // # Flags
 //
 //   - --unshare-all: user, PID, mount, network, IPC, UTS, cgroup
-//     namespaces; --share-net only when the policy's network is full.
+//     namespaces; --share-net when the policy's network is full, and
+//     under the network allow-list, where the executor (as root) starts
+//     bwrap inside a private network namespace of the command's own
+//     whose only listener is its proxy (package netproxy, on
+//     127.0.0.1:3128; the proxy variables point there). bwrap is forked
+//     from a launcher thread that entered the namespace and lives until
+//     the command is reaped (--die-with-parent follows the thread). Not
+//     root: strict mode refuses the allow-list (gap net-allowlist), best
+//     effort runs with no network.
 //   - --unshare-user also as root: uid 0 inside maps to the caller, and
 //     with --cap-drop ALL root keeps no capability in the sandbox.
 //   - --disable-userns (bwrap ≥ 0.8; Config.NestedUserNamespaces turns

@@ -96,6 +96,16 @@
 // policyderive.Landlock, and the stricter consequence it reports). Network
 // full leaves the network unhandled; network none handles TCP (ABI ≥ 4)
 // with no port allowed, and the filter denies every other socket family.
+// Under the network allow-list (policy.NetworkAllowList) each command
+// starts, as root, in a private network namespace of its own whose only
+// listener is the executor's proxy (package netproxy, on
+// 127.0.0.1:policyderive.ProxyPort; the proxy variables point there): the
+// ruleset allows TCP connect to that port only and no bind, and the
+// filter leaves socket families open, since nothing but the proxy is
+// reachable in the namespace. Landlock alone restricts TCP by port, which
+// would reach any host on the proxy's port, so where no namespace can be
+// made (not root) strict mode refuses the allow-list (gap net-allowlist)
+// and best effort runs the command with no network at all.
 // Below ABI 9 seccomp cannot see connect's path, so the filter denies
 // creating Unix sockets at all: programs cannot create Unix sockets, even
 // inside the workspace (reported as stricter in the fidelity report and
