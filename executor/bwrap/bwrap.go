@@ -279,7 +279,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			r.end(ctx, nil)
 			return nil, fmt.Errorf("bwrap executor: %w", err)
 		}
-		cmdEnv = netallow.Env(cmdEnv)
+		cmdEnv = r.net.Env(cmdEnv)
 	}
 	env := envArgs(cmdEnv)
 	if n := nopts + len(env) + 2 + 2 + 4; n > MaxArgs { // + --args N, --json-status-fd N, -- /bin/sh -c CMD

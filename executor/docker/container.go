@@ -23,6 +23,8 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/mountpoints"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
+	"github.com/cordon-sandbox/cordon/internal/netns"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -46,6 +48,9 @@ type spec struct {
 	blocking   []executor.Gap
 	looser     []policyderive.Element
 	guardTrees []string
+	// allowList: commands get a proxy listener inside the container's
+	// network namespace (policy.NetworkAllowList).
+	allowList bool
 }
 
 // box is one container of the executor.
@@ -65,6 +70,10 @@ type box struct {
 	run    *runner
 	rmu    sync.Mutex // serialises runner starts
 	starts int        // runner starts so far (under rmu)
+	// netns is the container's network namespace, opened by the first
+	// allow-list command (under nsMu).
+	nsMu  sync.Mutex
+	netns *netns.Namespace
 }
 
 // topSkip are the host's top-level entries never bound for a read grant
@@ -349,8 +358,18 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 	sp.looser = fid.Looser()
 	sp.blocking = sandboxrun.Gaps(fid.Blocking())
 	if pr.Network == policy.NetworkAllowList {
-		// Network mode none (set above): best effort runs with no network.
-		sp.blocking = append(sp.blocking, sandboxrun.AllowListUnsupported(Backend))
+		// The container has network mode none; the executor's proxy listens
+		// inside its network namespace, which the host enters by the
+		// container's pid: a local engine, and CAP_SYS_ADMIN here.
+		switch why := x.allowListWhy(); {
+		case why != nil:
+			// best effort runs with no network
+			sp.blocking = append(sp.blocking, sandboxrun.AllowListNoNamespace(why))
+		default:
+			sp.allowList = true
+			add(policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
+				Detail: "network mode none; the executor's proxy listens inside the container's network namespace (a port of each command's own) and decides every connection: nothing else is reachable"})
+		}
 	}
 	sp.guardTrees = sandboxrun.WritableTrees(pr)
 }
@@ -454,6 +473,12 @@ func (x *Executor) remove(b *box) {
 			x.log.Warn("docker: removing a container", "id", shortID(b.id), "err", err)
 		}
 	}
+	b.nsMu.Lock()
+	if b.netns != nil {
+		b.netns.Close()
+		b.netns = nil
+	}
+	b.nsMu.Unlock()
 	for _, s := range mountpoints.Default.Release(b.spec.placeholders) {
 		x.log.Warn("docker: placeholder mount point not removed", "path", s)
 	}
@@ -634,4 +659,37 @@ func (x *Executor) aroundDataRoot(ms []specs.Mount, r string, fid *policyderive.
 				r, strings.Join(split, ", "), skipped),
 			Reason: "the engine refuses a private bind around its data root, and the host's mount there is private (not shared), so it cannot be bound rslave"})
 	}
+}
+
+// allowListWhy says why the proxy cannot listen inside this executor's
+// containers: a remote engine (its containers are not on this host), or
+// no CAP_SYS_ADMIN to enter their network namespaces; nil when it can.
+func (x *Executor) allowListWhy() error {
+	if x.eng.remote() {
+		return fmt.Errorf("the engine at %s is remote: the proxy cannot listen inside its containers", x.eng.host)
+	}
+	return netallow.Check()
+}
+
+// boxNetNS returns the network namespace of b's container, opened once by
+// its init process's pid.
+func (x *Executor) boxNetNS(ctx context.Context, b *box) (*netns.Namespace, error) {
+	b.nsMu.Lock()
+	defer b.nsMu.Unlock()
+	if b.netns != nil {
+		return b.netns, nil
+	}
+	info, err := x.cli.ContainerInspect(ctx, b.id)
+	if err != nil {
+		return nil, &SetupError{Stage: "inspect", Container: b.id, Message: "finding the container's process for the network allow-list", Err: err}
+	}
+	if info.State == nil || info.State.Pid <= 0 {
+		return nil, &SetupError{Stage: "inspect", Container: b.id, Message: "the container has no running process", lost: true}
+	}
+	ns, err := netns.Open(fmt.Sprintf("/proc/%d/ns/net", info.State.Pid))
+	if err != nil {
+		return nil, &SetupError{Stage: "inspect", Container: b.id, Message: "opening the container's network namespace", Err: err}
+	}
+	b.netns = ns
+	return ns, nil
 }

@@ -115,7 +115,12 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command, which runs in a new container with the new mask (protected ones are removed or restored by the guard when it ends)"
 		}
 	}
-	caps.Gaps = append(caps.Gaps, sandboxrun.AllowListUnsupported(Backend))
+	if why := x.allowListWhy(); why != nil {
+		caps.Gaps = append(caps.Gaps, sandboxrun.AllowListNoNamespace(why))
+		caps.Info["network_allowlist"] = "none: " + why.Error()
+	} else {
+		caps.Info["network_allowlist"] = "containers have network mode none; each command's proxy listener is made inside the container's network namespace, entered by its pid (needs a local engine and CAP_SYS_ADMIN: root)"
+	}
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)

@@ -79,7 +79,15 @@
 //     user namespaces (the containers/common profile allows them);
 //   - network mode none unless the policy's network is full (then
 //     Config.FullNetwork, default host: the host's network namespace, as
-//     the other backends share it);
+//     the other backends share it); under the network allow-list the
+//     container keeps network mode none and each command gets a listener
+//     of the executor's proxy (package netproxy) on a port of its own
+//     inside the container's network namespace — which the executor
+//     enters by the container's pid, so it needs a local engine and
+//     CAP_SYS_ADMIN (root); elsewhere strict mode refuses the allow-list
+//     (gap net-allowlist) and best effort runs with no network. The
+//     proxy variables name the command's port; its listener and tunnels
+//     are closed when it ends;
 //   - memory (swap included) and process limits (DefaultMemory,
 //     DefaultPids), private IPC, PID, mount and UTS namespaces, log
 //     driver none, image health checks disabled;

@@ -17,9 +17,11 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/outbuf"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -60,6 +62,8 @@ type Executor struct {
 	pathProbe bool // the image's /bin/sh exports a PATH of its own
 
 	guards *protectguard.Cache
+	// net is the network allow-list proxy of the executor's commands.
+	net *netallow.Gate
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -104,6 +108,7 @@ func New(cfg Config) (*Executor, error) {
 		owner:  self(),
 		live:   map[*box]bool{},
 		guards: protectguard.NewCache(16, cfg.Logger),
+		net:    netallow.NewGate(cfg.Logger),
 	}
 	if x.host {
 		x.image = HostImage
@@ -199,7 +204,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 			return nil, err
 		}
 		stdout, stderr = outbuf.NewHeadTail(limit), outbuf.NewHeadTail(limit)
-		o, err = x.runIn(ctx, r.box, req, r.dir, stdout, stderr, req.Timeout, ctx.Done(), nil, nil)
+		o, err = x.runIn(ctx, r.box, r.request(req), r.dir, stdout, stderr, req.Timeout, ctx.Done(), nil, nil)
 		r.end(ctx)
 		x.release(r.box)
 		if err == nil {
@@ -222,6 +227,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	}
 	finish(res, o)
 	res.Violations = append(r.notes, o.notes...)
+	res.Network = r.netEvents
 	return res, nil
 }
 
@@ -273,7 +279,7 @@ func (x *Executor) start(ctx context.Context, req *executor.Request) (executor.P
 	go func() {
 		defer close(p.done)
 		defer x.release(r.box)
-		o, err := x.runIn(ctx, r.box, req, r.dir, p.ring, p.ring, 0, nil, p.kill, p.started)
+		o, err := x.runIn(ctx, r.box, r.request(req), r.dir, p.ring, p.ring, 0, nil, p.kill, p.started)
 		r.end(context.WithoutCancel(ctx))
 		res := &executor.Result{ExitCode: -1}
 		if err == nil {
@@ -303,6 +309,21 @@ type run struct {
 	guard *sandboxrun.Guarded
 	notes []string
 	once  sync.Once
+	// net is the command's proxy session in the container's network
+	// namespace (network allow-list only); netEvents its decisions.
+	net       *netallow.Command
+	netEvents []netproxy.Event
+}
+
+// request returns req as the container runs it: under the allow-list
+// with the proxy variables naming the command's own proxy port.
+func (r *run) request(req *executor.Request) *executor.Request {
+	if r.net == nil {
+		return req
+	}
+	rq := *req
+	rq.Env = r.net.Env(req.Env)
+	return &rq
 }
 
 // prepare validates req, derives its profile, refuses it in strict mode
@@ -351,20 +372,35 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	x.probePath(ctx, b)
 	r := &run{x: x, box: b, dir: dir}
+	if sp.allowList {
+		ns, err := x.boxNetNS(ctx, b)
+		if err == nil {
+			r.net, err = x.net.BeginIn(ns, req.Policy, req.Root, req.Home, req.AskNetwork)
+		}
+		if err != nil {
+			x.release(b)
+			return nil, fmt.Errorf("docker executor: %w", err)
+		}
+	}
 	g, err := x.guardFor(req, sp)
 	if err == nil {
 		r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
 	}
 	if err != nil {
+		r.netEvents = r.net.End()
 		x.release(b)
 		return nil, err
 	}
 	return r, nil
 }
 
-// end has the guard repair protected paths once the command is over.
+// end closes the command's proxy session and has the guard repair
+// protected paths once the command is over.
 func (r *run) end(ctx context.Context) {
-	r.once.Do(func() { r.notes = r.guard.End(ctx) })
+	r.once.Do(func() {
+		r.netEvents = r.net.End()
+		r.notes = r.guard.End(ctx)
+	})
 }
 
 // probePath finds out, once, whether the image's /bin/sh exports a PATH

@@ -311,7 +311,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			r.end(ctx)
 			return nil, fmt.Errorf("landlock executor: %w", err)
 		}
-		env = netallow.Env(env)
+		env = r.net.Env(env)
 	}
 	// The command restricts itself between fork and exec, so it gets a
 	// Landlock domain of its own and nothing in this process is within

@@ -50,15 +50,39 @@ func NewGate(log *slog.Logger) *Gate { return &Gate{log: log} }
 
 // Command is one command's namespace and proxy session.
 type Command struct {
-	// NS is the namespace the command must start in.
+	// NS is the namespace the command must start in (nil from BeginIn:
+	// the command's container is in it already).
 	NS   *netns.Namespace
 	sess *netproxy.Session
+	// port is the proxy's port inside the namespace.
+	port int
 }
 
 // Begin makes the command's namespace and starts serving its proxy
 // listener, deciding by p compiled for root and home; ask answers asks
 // (nil refuses them).
 func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+	ns, err := netns.New()
+	if err != nil {
+		return nil, fmt.Errorf("network allow-list: %w", err)
+	}
+	c, err := g.serve(ns, netns.ProxyPort, p, root, home, ask)
+	if err != nil {
+		ns.Close()
+		return nil, err
+	}
+	c.NS = ns
+	return c, nil
+}
+
+// BeginIn starts serving a proxy listener for one command inside an
+// existing namespace (a container's), on a port of its own; the command's
+// Env names that port.
+func (g *Gate) BeginIn(ns *netns.Namespace, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+	return g.serve(ns, 0, p, root, home, ask)
+}
+
+func (g *Gate) serve(ns *netns.Namespace, port int, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
 	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log, Resolve: resolve}) })
 	if g.err != nil {
 		return nil, g.err
@@ -67,16 +91,11 @@ func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.C
 	if err != nil {
 		return nil, err
 	}
-	ns, err := netns.New()
+	l, err := ns.Listen(port)
 	if err != nil {
-		return nil, fmt.Errorf("network allow-list: %w", err)
-	}
-	l, err := ns.Listen(netns.ProxyPort)
-	if err != nil {
-		ns.Close()
 		return nil, fmt.Errorf("network allow-list: the proxy listener: %w", err)
 	}
-	return &Command{NS: ns, sess: g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask})}, nil
+	return &Command{sess: g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask}), port: l.Addr().(*net.TCPAddr).Port}, nil
 }
 
 // resolver replaces the system's resolver for every gate's proxy when
@@ -104,9 +123,10 @@ func resolve(ctx context.Context, host string) ([]netip.Addr, error) {
 // proxyVars are the variables Env sets; each is replaced, in any case.
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy", "no_proxy"}
 
-// Env returns env with every proxy variable pointing at the proxy (SOCKS
-// with remote name resolution for ALL_PROXY) and NO_PROXY empty.
-func Env(env []string) []string {
+// Env returns env with every proxy variable pointing at the command's
+// proxy (SOCKS with remote name resolution for ALL_PROXY) and NO_PROXY
+// empty.
+func (c *Command) Env(env []string) []string {
 	out := make([]string, 0, len(env)+len(proxyVars))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -114,10 +134,11 @@ func Env(env []string) []string {
 			out = append(out, kv)
 		}
 	}
-	socks := "socks5h://127.0.0.1:" + strconv.Itoa(netns.ProxyPort)
+	hp := "http://127.0.0.1:" + strconv.Itoa(c.port)
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(c.port)
 	return append(out,
-		"HTTP_PROXY="+ProxyURL, "HTTPS_PROXY="+ProxyURL, "ALL_PROXY="+socks, "NO_PROXY=",
-		"http_proxy="+ProxyURL, "https_proxy="+ProxyURL, "all_proxy="+socks, "no_proxy=")
+		"HTTP_PROXY="+hp, "HTTPS_PROXY="+hp, "ALL_PROXY="+socks, "NO_PROXY=",
+		"http_proxy="+hp, "https_proxy="+hp, "all_proxy="+socks, "no_proxy=")
 }
 
 // End closes the command's proxy session (its listener and tunnels) and
@@ -127,6 +148,8 @@ func (c *Command) End() []netproxy.Event {
 		return nil
 	}
 	evs := c.sess.Close()
-	c.NS.Close()
+	if c.NS != nil {
+		c.NS.Close()
+	}
 	return evs
 }

@@ -30,6 +30,24 @@ var check = sync.OnceValue(func() error {
 // or an error wrapping ErrUnsupported that says why.
 func Check() error { return check() }
 
+// Open opens the network namespace at path (a /proc/PID/ns/net of a
+// container's process, say); entering it needs the same privilege as New.
+func Open(path string) (*Namespace, error) {
+	if err := Check(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("netns: %w", err)
+	}
+	var st unix.Statfs_t
+	if err := unix.Fstatfs(int(f.Fd()), &st); err != nil || st.Type != unix.NSFS_MAGIC {
+		f.Close()
+		return nil, fmt.Errorf("netns: %s is not a namespace file", path)
+	}
+	return &Namespace{f: f}, nil
+}
+
 // New makes a private network namespace with loopback up.
 func New() (*Namespace, error) {
 	if err := Check(); err != nil {

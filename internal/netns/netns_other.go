@@ -15,6 +15,9 @@ type Namespace struct{}
 // Check reports that private network namespaces need Linux.
 func Check() error { return fmt.Errorf("%w on %s", ErrUnsupported, runtime.GOOS) }
 
+// Open fails: network namespaces need Linux.
+func Open(string) (*Namespace, error) { return nil, Check() }
+
 // New fails: private network namespaces need Linux.
 func New() (*Namespace, error) { return nil, Check() }
 
