@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/net/idna"
 )
@@ -97,10 +98,18 @@ func NormalizeHost(host string) (string, error) {
 		}
 		return a.Unmap().String(), nil
 	}
-	if h == "" || strings.ContainsAny(h, "\x00/ \t\r\n:[]@") {
+	if h == "" || !utf8.ValidString(h) || strings.HasSuffix(h, ".") || strings.ContainsAny(h, "\x00/ \t\r\n:[]@") {
 		return "", &HostError{Value: host, Err: ErrHostSyntax}
 	}
 	a, err := hostProfile.ToASCII(h)
+	if err == nil {
+		// The ASCII form must be a fixed point, so that a name and its
+		// normalised form are one name.
+		var again string
+		if again, err = hostProfile.ToASCII(a); err == nil && again != a {
+			err = fmt.Errorf("%q normalises to %q", a, again)
+		}
+	}
 	if err != nil {
 		return "", &HostError{Value: host, Err: fmt.Errorf("%w: %v", ErrHostSyntax, err)}
 	}

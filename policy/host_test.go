@@ -204,3 +204,33 @@ func TestNetworkSpecRoundTrip(t *testing.T) {
 	var ns NetworkSpec
 	require.Error(t, json.Unmarshal([]byte(`{"alow":["x"]}`), &ns))
 }
+
+// FuzzHost: host normalisation is idempotent, a normalised name is a
+// name the patterns judge consistently, and nothing panics on arbitrary
+// input (the proxy feeds it what a sandboxed command sends).
+func FuzzHost(f *testing.F) {
+	for _, s := range []string{"example.com", "EXAMPLE.com.", "*.example.org", "api.example.net:443", "bücher.example", "127.0.0.1:8080",
+		"[::1]:443", "::ffff:10.1.2.3", "10.0.0.0/8", "a..b", "xn--bcher-kva.example", "\x00", strings.Repeat("a.", 200)} {
+		f.Add(s)
+	}
+	c := &Checker{p: &Policy{Network: NetworkAllowList, Hosts: HostRules{Unknown: Deny}}}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParseHostPattern(s)
+		n, err := NormalizeHost(s)
+		if err != nil {
+			return
+		}
+		n2, err := NormalizeHost(n)
+		if err != nil || n2 != n {
+			t.Fatalf("NormalizeHost(%q) = %q, then %q, %v", s, n, n2, err)
+		}
+		hp, err := ParseHostPattern(n)
+		if err == nil && !hp.MatchHost(n, 443) {
+			t.Fatalf("the pattern %q does not match its own normalised host %q", s, n)
+		}
+		v, err := c.DecideHost(s, 443)
+		if err != nil || v.Decision != Deny || v.Host != n {
+			t.Fatalf("DecideHost(%q) = %+v, %v", s, v, err)
+		}
+	})
+}
