@@ -15,8 +15,9 @@
 // connects to the addresses it checked — never to a name the client
 // resolves again — so a name that resolves, or rebinds, to a loopback,
 // private (RFC 1918, unique-local, shared 100.64/10), link-local (cloud
-// metadata included), multicast or unspecified address, or to one of the
-// host's own interface addresses, is refused unless an address or range
+// metadata included), multicast or unspecified address, to one of the
+// host's own interface addresses (re-read every 10 s), or to a NAT64
+// address embedding one of those, is refused unless an address or range
 // entry of network.allow names it (the resolved-address guard). An IP
 // literal is connected only when an address entry allows it.
 //
@@ -30,9 +31,13 @@
 // the Session that accepted the connection, so an executor reports the
 // decisions each command caused.
 //
+// Asks are put to Config.Ask (or the session's) one at a time, and each
+// host:port once per proxy, so a command that names many unknown hosts
+// causes one prompt per host.
+//
 // A hostile client must not exhaust the host process: connections per
-// proxy are capped (Config.MaxConns; excess connections are closed at
-// once), request headers are limited to 64 KiB and must arrive within
+// proxy — one proxy serves every command of an executor — are capped
+// (Config.MaxConns; excess connections are closed at once), request headers are limited to 64 KiB and must arrive within
 // Config.HandshakeTimeout, a SOCKS handshake likewise, connects time out
 // after Config.DialTimeout, and tunnels idle for Config.IdleTimeout are
 // closed. Data is copied through fixed 32 KiB buffers (or spliced by the
@@ -162,7 +167,7 @@ func New(cfg Config) (*Proxy, error) {
 		cfg.Dial = d.DialContext
 	}
 	p := &Proxy{cfg: cfg, sem: make(chan struct{}, cfg.MaxConns), asked: map[string]bool{}}
-	p.self = sync.OnceValue(ownAddrs)
+	p.self = cachedFor(10*time.Second, ownAddrs)
 	p.tr = &http.Transport{
 		DialContext:            p.dialChecked,
 		DisableKeepAlives:      true,
@@ -187,13 +192,46 @@ func ownAddrs() map[netip.Addr]bool {
 	return m
 }
 
-var sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+// cachedFor returns f's value, computed again when older than ttl (the
+// host's addresses change: an interface comes up, DHCP renews).
+func cachedFor[T any](ttl time.Duration, f func() T) func() T {
+	var (
+		mu   sync.Mutex
+		v    T
+		when time.Time
+	)
+	return func() T {
+		mu.Lock()
+		defer mu.Unlock()
+		if when.IsZero() || time.Since(when) > ttl {
+			v, when = f(), time.Now()
+		}
+		return v
+	}
+}
+
+var (
+	sharedSpace = netip.MustParsePrefix("100.64.0.0/10")
+	// nat64 are the NAT64 prefixes (RFC 6052 well-known, RFC 8215
+	// local-use) whose last 32 bits are an IPv4 address a translator
+	// would reach.
+	nat64 = []netip.Prefix{netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("64:ff9b:1::/48")}
+)
 
 // special reports whether a resolved address is one a name may reach only
 // when network.allow names the address: loopback, private, link-local,
-// multicast, unspecified, shared address space, or the host's own.
+// multicast, unspecified, shared address space, the host's own, or a
+// NAT64 address embedding one of those.
 func (p *Proxy) special(a netip.Addr) bool {
 	a = a.Unmap()
+	for _, pfx := range nat64 {
+		if pfx.Contains(a) {
+			b := a.As16()
+			if p.special(netip.AddrFrom4([4]byte(b[12:16]))) {
+				return true
+			}
+		}
+	}
 	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() ||
 		a.IsInterfaceLocalMulticast() || a.IsMulticast() || a.IsUnspecified() || sharedSpace.Contains(a) ||
 		!a.IsGlobalUnicast() || p.self()[a]
