@@ -1,6 +1,7 @@
 package policyderive
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -79,4 +80,54 @@ func TestSBPLRenderedProfile(t *testing.T) {
 	full := policy.Coding.Policy()
 	full.Network = policy.NetworkFull
 	assert.True(t, eval(t, full)("network-outbound", ""), "network full: the twin of the network denial")
+}
+
+// TestSBPLAllowList evaluates the allow-list's SBPL rendering: the only
+// network operation allowed is an outbound connection to the proxy's
+// port on localhost; another port on localhost, a remote address, a
+// bind, an inbound connection and Unix sockets are denied. The twin
+// (network full) allows a remote address.
+func TestSBPLAllowList(t *testing.T) {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	eval := func(p *policy.Policy) *sbplmodel.Profile {
+		pr, err := Derive(p, root, "", root, nil)
+		require.NoError(t, err)
+		text, params, fid := SBPL(pr)
+		pm, err := sbplmodel.ParseParams(params)
+		require.NoError(t, err)
+		prof, err := sbplmodel.Parse(text, pm)
+		require.NoError(t, err, "outside the evaluated subset:\n%s", text)
+		if p.Network == policy.NetworkAllowList {
+			assert.Contains(t, fid.String(), "network proxy port", "the port-only rule is declared looser")
+		}
+		return prof
+	}
+	al := policy.Coding.Policy()
+	al.Network = policy.NetworkAllowList
+	al.Hosts = policy.HostRules{Allow: []string{"example.com"}}
+	prof := eval(al)
+	proxy := fmt.Sprintf("127.0.0.1:%d", ProxyPort)
+	for _, c := range []struct {
+		q    sbplmodel.Query
+		want sbplmodel.Action
+	}{
+		{sbplmodel.Query{Op: "network-outbound", Remote: proxy, Proto: "tcp"}, sbplmodel.Allow},
+		{sbplmodel.Query{Op: "network-outbound", Remote: fmt.Sprintf("[::1]:%d", ProxyPort), Proto: "tcp"}, sbplmodel.Allow},
+		{sbplmodel.Query{Op: "network-outbound", Remote: "127.0.0.1:22", Proto: "tcp"}, sbplmodel.Deny},
+		{sbplmodel.Query{Op: "network-outbound", Remote: "93.184.216.34:443", Proto: "tcp"}, sbplmodel.Deny},
+		{sbplmodel.Query{Op: "network-outbound", Remote: "10.0.0.1:53", Proto: "udp"}, sbplmodel.Deny},
+		{sbplmodel.Query{Op: "network-bind", Local: "127.0.0.1:8080", Proto: "tcp"}, sbplmodel.Deny},
+		{sbplmodel.Query{Op: "network-inbound", Local: "127.0.0.1:8080", Proto: "tcp"}, sbplmodel.Deny},
+		{sbplmodel.Query{Op: "network-outbound", Path: "/var/run/docker.sock"}, sbplmodel.Deny},
+	} {
+		v, err := prof.Eval(c.q)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, v.Action, "%+v", c.q)
+	}
+	full := policy.Coding.Policy()
+	full.Network = policy.NetworkFull
+	v, err := eval(full).Eval(sbplmodel.Query{Op: "network-outbound", Remote: "93.184.216.34:443", Proto: "tcp"})
+	require.NoError(t, err)
+	assert.Equal(t, sbplmodel.Allow, v.Action, "twin: network full reaches a remote address")
 }
