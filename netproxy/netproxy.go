@@ -35,9 +35,11 @@
 // host:port once per proxy, so a command that names many unknown hosts
 // causes one prompt per host.
 //
-// A hostile client must not exhaust the host process: connections per
-// proxy — one proxy serves every command of an executor — are capped
-// (Config.MaxConns; excess connections are closed at once), request headers are limited to 64 KiB and must arrive within
+// A hostile client must not exhaust the host process: connections are
+// capped per session — per command — (Config.MaxConns) and for the whole
+// proxy (16 times that; one proxy serves every command of an executor),
+// excess connections are closed at once, an idle keep-alive connection
+// is closed after Config.HandshakeTimeout, request headers are limited to 64 KiB and must arrive within
 // Config.HandshakeTimeout, a SOCKS handshake likewise, connects time out
 // after Config.DialTimeout, and tunnels idle for Config.IdleTimeout are
 // closed. Data is copied through fixed 32 KiB buffers (or spliced by the
@@ -64,6 +66,7 @@ import (
 	"net/http/httputil"
 	"net/netip"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -132,12 +135,24 @@ func (e Event) String() string {
 
 // Proxy is the allow-list proxy. It is safe for concurrent use.
 type Proxy struct {
-	cfg   Config
+	cfg Config
+	// sem caps the connections of all sessions together; each session
+	// has its own cap too, so one command cannot starve the others.
 	sem   chan struct{}
 	tr    *http.Transport
 	self  func() map[netip.Addr]bool
 	askMu sync.Mutex
-	asked map[string]bool
+	asked map[string]*askEntry
+}
+
+// totalConnsFactor is how many sessions' worth of connections the proxy
+// keeps open at most, all sessions together.
+const totalConnsFactor = 16
+
+// askEntry is one host:port's ask: asked once, answered for all.
+type askEntry struct {
+	once sync.Once
+	yes  bool
 }
 
 // New returns a proxy deciding by cfg.Checker.
@@ -166,7 +181,7 @@ func New(cfg Config) (*Proxy, error) {
 		d := &net.Dialer{}
 		cfg.Dial = d.DialContext
 	}
-	p := &Proxy{cfg: cfg, sem: make(chan struct{}, cfg.MaxConns), asked: map[string]bool{}}
+	p := &Proxy{cfg: cfg, sem: make(chan struct{}, cfg.MaxConns*totalConnsFactor), asked: map[string]*askEntry{}}
 	p.self = cachedFor(10*time.Second, ownAddrs)
 	p.tr = &http.Transport{
 		DialContext:            p.dialChecked,
@@ -251,13 +266,15 @@ func (p *Proxy) decide(ctx context.Context, sc SessionConfig, host string, port 
 	}
 	key := net.JoinHostPort(v.Host, strconv.Itoa(int(port)))
 	p.askMu.Lock()
-	defer p.askMu.Unlock()
-	yes, done := p.asked[key]
-	if !done {
-		yes = sc.Ask != nil && sc.Ask(ctx, v.Host, port)
-		p.asked[key] = yes
+	e := p.asked[key]
+	if e == nil {
+		e = &askEntry{}
+		p.asked[key] = e
 	}
-	if yes {
+	p.askMu.Unlock()
+	// Only asks for the same host:port wait for one another.
+	e.once.Do(func() { e.yes = sc.Ask != nil && sc.Ask(ctx, v.Host, port) })
+	if e.yes {
 		v.Decision, v.Rule = policy.Allow, v.Rule+", approved for this session"
 	} else {
 		v.Decision, v.Rule = policy.Deny, v.Rule+", not approved"
@@ -269,47 +286,75 @@ func (p *Proxy) decide(ctx context.Context, sc SessionConfig, host string, port 
 type RefusedError struct {
 	Host string
 	Port uint16
+	// Rule names what refused it.
 	Rule string
-	// Add is the network.allow entry that would allow it ("" means
-	// Host).
-	Add string
+	// Advice says how the user could allow it.
+	Advice string
 }
 
 func (e *RefusedError) Error() string {
-	add := e.Add
-	if add == "" {
-		add = e.Host
-	}
-	return fmt.Sprintf("cordon: %s refused (%s); to allow it, add %q to network.allow in the policy",
-		net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Rule, add)
+	return fmt.Sprintf("cordon: %s refused (%s); %s", net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), e.Rule, e.Advice)
 }
 
-// resolve returns the addresses an allowed host may be connected at,
-// applying the resolved-address guard to names.
-func (p *Proxy) resolve(ctx context.Context, c *policy.Checker, v *policy.HostVerdict) ([]netip.Addr, error) {
+// refusal explains a verdict that is not Allow.
+func refusal(v *policy.HostVerdict) *RefusedError {
+	e := &RefusedError{Host: v.Host, Port: v.Port, Rule: v.Rule}
+	entry := v.Host
 	if a, err := netip.ParseAddr(v.Host); err == nil {
-		return []netip.Addr{a}, nil // an IP literal is allowed only by an address entry
+		entry = netip.AddrPortFrom(a, v.Port).String()
 	}
-	addrs, err := p.cfg.Resolve(ctx, v.Host)
-	if err != nil {
-		return nil, fmt.Errorf("resolve %s: %w", v.Host, err)
+	switch {
+	case strings.HasPrefix(v.Rule, "network.deny"):
+		e.Advice = "the policy denies it: only the user can remove the entry from network.deny"
+	case strings.HasPrefix(v.Rule, "network: none"):
+		e.Advice = "the policy's network is none"
+	case strings.HasSuffix(v.Rule, "not approved"):
+		e.Advice = fmt.Sprintf("the user did not approve it; to allow it, ask the user to add %q to network.allow in the policy", entry)
+	default:
+		e.Advice = fmt.Sprintf("to allow it, add %q to network.allow in the policy", entry)
+	}
+	return e
+}
+
+// resolve returns the addresses an allowed host may be connected at: an
+// IP literal itself, a name's resolved addresses; every address that a
+// network.deny entry covers is dropped, and so is every loopback,
+// private, link-local or own address no address entry of network.allow
+// names (the resolved-address guard) — for a literal too, which an
+// approved ask may have allowed.
+func (p *Proxy) resolve(ctx context.Context, c *policy.Checker, v *policy.HostVerdict) ([]netip.Addr, error) {
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(v.Host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		if addrs, err = p.cfg.Resolve(ctx, v.Host); err != nil {
+			return nil, fmt.Errorf("resolve %s: %w", v.Host, err)
+		}
 	}
 	var ok []netip.Addr
-	var refused netip.Addr
+	var refused *RefusedError
 	for _, a := range addrs {
 		a = a.Unmap()
+		if rule, denied := c.DeniesAddress(a, v.Port); denied {
+			refused = &RefusedError{Host: v.Host, Port: v.Port, Rule: fmt.Sprintf("resolves to %s, which %s denies", a, rule),
+				Advice: "the policy denies it: only the user can remove the entry from network.deny"}
+			continue
+		}
 		if p.special(a) {
 			if _, allowed := c.AllowsAddress(a, v.Port); !allowed {
-				refused = a
+				if refused == nil {
+					refused = &RefusedError{Host: v.Host, Port: v.Port,
+						Rule:   fmt.Sprintf("resolves to %s, a loopback, private, link-local or own address that no address entry of network.allow names", a),
+						Advice: fmt.Sprintf("to allow it, add %q to network.allow in the policy", netip.AddrPortFrom(a, v.Port).String())}
+				}
 				continue
 			}
 		}
 		ok = append(ok, a)
 	}
 	if len(ok) == 0 {
-		if refused.IsValid() {
-			return nil, &RefusedError{Host: v.Host, Port: v.Port, Add: netip.AddrPortFrom(refused, v.Port).String(),
-				Rule: fmt.Sprintf("resolves to %s, a loopback, private, link-local or own address that no address entry of network.allow names", refused)}
+		if refused != nil {
+			return nil, refused
 		}
 		return nil, fmt.Errorf("resolve %s: no addresses", v.Host)
 	}
@@ -369,6 +414,8 @@ type Session struct {
 	mu   sync.Mutex
 	evs  []Event
 	open map[net.Conn]struct{}
+	// sem caps this session's connections (Config.MaxConns).
+	sem  chan struct{}
 	done chan struct{}
 	// closeOnce closes done.
 	closeOnce sync.Once
@@ -399,11 +446,13 @@ func (p *Proxy) Serve(l net.Listener, sc SessionConfig) *Session {
 	if sc.Ask == nil {
 		sc.Ask = p.cfg.Ask
 	}
-	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, done: make(chan struct{})}
+	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, done: make(chan struct{}), sem: make(chan struct{}, p.cfg.MaxConns)}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: p.cfg.HandshakeTimeout,
+		// An idle keep-alive connection holds a slot: close it soon.
+		IdleTimeout: p.cfg.HandshakeTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(p.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnState: func(c net.Conn, st http.ConnState) {
@@ -480,6 +529,7 @@ func (s *Session) release(c net.Conn) {
 	delete(s.open, c)
 	s.mu.Unlock()
 	if ok {
+		<-s.sem
 		<-s.p.sem
 	}
 }
@@ -494,15 +544,13 @@ func (s *Session) accept() {
 			}
 			return
 		}
-		select {
-		case s.p.sem <- struct{}{}:
-		default:
-			s.p.cfg.Logger.Warn("netproxy: connection limit reached; connection closed", "max", s.p.cfg.MaxConns)
+		if !s.acquire() {
 			_ = c.Close()
 			continue
 		}
 		pc := &peekConn{Conn: c, r: bufio.NewReaderSize(c, 4096)}
 		if !s.track(pc) {
+			<-s.sem
 			<-s.p.sem
 			_ = c.Close()
 			return
@@ -512,6 +560,25 @@ func (s *Session) accept() {
 			defer s.wg.Done()
 			s.sniff(pc)
 		}()
+	}
+}
+
+// acquire takes a slot of the session's and of the proxy's connection
+// caps, or reports that one is full.
+func (s *Session) acquire() bool {
+	select {
+	case s.sem <- struct{}{}:
+	default:
+		s.p.cfg.Logger.Warn("netproxy: the command's connection limit is reached; connection closed", "max", s.p.cfg.MaxConns)
+		return false
+	}
+	select {
+	case s.p.sem <- struct{}{}:
+		return true
+	default:
+		<-s.sem
+		s.p.cfg.Logger.Warn("netproxy: the proxy's connection limit is reached; connection closed", "max", cap(s.p.sem))
+		return false
 	}
 }
 
@@ -608,7 +675,7 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Protocol: proto, Host: v.Host, Port: port, Decision: v.Decision, Rule: v.Rule}
 	if v.Decision != policy.Allow {
 		s.record(ev)
-		http.Error(w, (&RefusedError{Host: v.Host, Port: port, Rule: v.Rule}).Error(), http.StatusForbidden)
+		s.forbid(w, proto, refusal(v))
 		return
 	}
 	if proto == "http" {
@@ -648,6 +715,30 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.pipe(c, client, up)
 }
 
+// forbid answers 403 with the refusal as the body — and, for CONNECT,
+// whose body clients do not show, as the status line's reason phrase too
+// (Python's "Tunnel connection failed: 403 ..." prints it).
+func (s *Session) forbid(w http.ResponseWriter, proto string, re *RefusedError) {
+	msg := re.Error()
+	if proto == "connect" {
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, rw, err := hj.Hijack(); err == nil {
+				defer s.closeConn(c)
+				phrase := strings.Map(func(r rune) rune {
+					if r < 0x20 || r == 0x7f {
+						return ' '
+					}
+					return r
+				}, msg)
+				fmt.Fprintf(rw, "HTTP/1.1 403 %s\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s\n", phrase, len(msg)+1, msg)
+				_ = rw.Flush()
+				return
+			}
+		}
+	}
+	http.Error(w, msg, http.StatusForbidden)
+}
+
 // refuseOrFail answers an allowed request whose connection failed: 403
 // when the resolved-address guard refused it, else 502.
 func (s *Session) refuseOrFail(w http.ResponseWriter, ev Event, err error) {
@@ -655,7 +746,7 @@ func (s *Session) refuseOrFail(w http.ResponseWriter, ev Event, err error) {
 	if errors.As(err, &re) {
 		ev.Decision, ev.Rule = policy.Deny, re.Rule
 		s.record(ev)
-		http.Error(w, re.Error(), http.StatusForbidden)
+		s.forbid(w, ev.Protocol, re)
 		return
 	}
 	ev.Err = err.Error()

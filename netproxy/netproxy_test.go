@@ -58,6 +58,7 @@ func resolver(_ context.Context, host string) ([]netip.Addr, error) {
 type fixture struct {
 	canary *canary
 	proxy  string // host:port of the proxy
+	px     *netproxy.Proxy
 	sess   *netproxy.Session
 	asked  atomic.Int64
 }
@@ -94,6 +95,7 @@ func newFixtureAnswer(t testing.TB, rules policy.HostRules, answer bool, mut ...
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	f.proxy = l.Addr().String()
+	f.px = px
 	f.sess = px.Serve(l, netproxy.SessionConfig{})
 	t.Cleanup(func() { f.sess.Close() })
 	return f
@@ -182,7 +184,11 @@ func TestRefused(t *testing.T) {
 		assert.Contains(t, body, "refused", host)
 		code, body = f.connect(t, host)
 		assert.Equal(t, http.StatusForbidden, code, host)
-		assert.Contains(t, body, "to allow it, add", host)
+		if strings.Contains(host, "denied") || strings.HasPrefix(host, "up.") {
+			assert.Contains(t, body, "only the user can remove the entry from network.deny", host)
+		} else {
+			assert.Contains(t, body, "to allow it, add", host)
+		}
 		_, err := f.socks(t, host)
 		require.Error(t, err, host)
 		assert.Contains(t, err.Error(), "not allowed", host)
@@ -316,4 +322,109 @@ func TestCloseEndsTunnels(t *testing.T) {
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the tunnel was closed, not left open: %v", err)
 	_, err = net.DialTimeout("tcp", f.proxy, time.Second)
 	assert.Error(t, err, "the listener is closed")
+}
+
+// TestAskedLiteralIsGuarded: an approved ask for an IP literal does not
+// open a loopback address (nor the host's own): the resolved-address
+// guard applies to literals too. The twin names the address in
+// network.allow.
+func TestAskedLiteralIsGuarded(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Unknown: policy.Ask}, true)
+	code, body := f.connect(t, "127.0.0.1")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, "resolves to 127.0.0.1")
+	assert.Contains(t, body, fmt.Sprintf(`add "127.0.0.1:%d"`, f.canary.addr.Port()))
+	_, err := f.socks(t, "127.0.0.1")
+	require.Error(t, err)
+	assert.Zero(t, f.canary.conns.Load())
+	assert.Equal(t, int64(1), f.asked.Load(), "it was asked, and approved")
+
+	twin := newFixture(t, policy.HostRules{Allow: []string{"127.0.0.1:PORT"}, Unknown: policy.Ask}, true)
+	code, _ = twin.connect(t, "127.0.0.1")
+	assert.Equal(t, 200, code)
+	assert.Equal(t, int64(1), twin.canary.conns.Load())
+	assert.Zero(t, twin.asked.Load())
+}
+
+// TestDenyAddressCoversNames: an address or range in network.deny holds
+// for every name that resolves into it. The twin has no such entry.
+func TestDenyAddressCoversNames(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"*.test", "127.0.0.0/8"}, Deny: []string{"127.0.0.1"}}, false)
+	code, body := f.connect(t, "x.test")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Contains(t, body, `resolves to 127.0.0.1, which network.deny[0] "127.0.0.1" denies`)
+	code, _ = f.httpGet(t, "x.test")
+	assert.Equal(t, http.StatusForbidden, code)
+	assert.Zero(t, f.canary.conns.Load())
+
+	twin := newFixture(t, policy.HostRules{Allow: []string{"*.test", "127.0.0.0/8"}}, false)
+	code, _ = twin.connect(t, "x.test")
+	assert.Equal(t, 200, code)
+}
+
+// TestConnectReasonPhrase: a refused CONNECT carries the refusal in its
+// status line too, where clients that hide the body show it.
+func TestConnectReasonPhrase(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test"}}, false)
+	c, err := net.Dial("tcp", f.proxy)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT nope.test:443 HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(t, err)
+	assert.Equal(t, 403, resp.StatusCode)
+	assert.Contains(t, resp.Status, `403 cordon: nope.test:443 refused (network.unknown`)
+	assert.Contains(t, resp.Status, `add "nope.test" to network.allow`)
+}
+
+// TestSessionsCappedApart: one command holding every connection its cap
+// allows does not lock another command out of the same proxy.
+func TestSessionsCappedApart(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false, func(c *netproxy.Config) { c.MaxConns = 2 })
+	var held []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", f.proxy)
+		require.NoError(t, err)
+		held = append(held, c)
+		fmt.Fprintf(c, "CONNECT allowed.test:%d HTTP/1.1\r\nHost: x\r\n\r\n", f.canary.addr.Port())
+	}
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := policy.Coding.Policy()
+	p.Network = policy.NetworkAllowList
+	p.Hosts = policy.HostRules{Allow: []string{"allowed.test", fmt.Sprintf("127.0.0.1:%d", f.canary.addr.Port())}}
+	ck, err := policy.NewChecker(p, t.TempDir(), "")
+	require.NoError(t, err)
+	other := f.px.Serve(l, netproxy.SessionConfig{Checker: ck})
+	defer other.Close()
+	g := &fixture{canary: f.canary, proxy: l.Addr().String(), sess: other}
+	code, body := g.connect(t, "allowed.test")
+	assert.Equal(t, 200, code, "the other session still connects: %s", body)
+}
+
+// TestIdleKeepAliveClosed: an idle keep-alive connection does not hold
+// its slot for long: it is closed after HandshakeTimeout.
+func TestIdleKeepAliveClosed(t *testing.T) {
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false, func(c *netproxy.Config) { c.HandshakeTimeout = 300 * time.Millisecond })
+	c, err := net.Dial("tcp", f.proxy)
+	require.NoError(t, err)
+	defer c.Close()
+	fmt.Fprintf(c, "GET http://allowed.test:%d/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n", f.canary.addr.Port())
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	t0 := time.Now()
+	_, err = br.ReadByte()
+	require.Error(t, err)
+	var ne net.Error
+	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the proxy closed the idle connection: %v", err)
+	assert.Less(t, time.Since(t0), 5*time.Second)
 }

@@ -268,6 +268,22 @@ func (c *Checker) DecideHost(host string, port uint16) (*HostVerdict, error) {
 	return v, nil
 }
 
+// DeniesAddress reports whether an address or range entry of
+// network.deny covers addr (on port), and which: the proxy applies it to
+// the addresses a name resolves to, so a deny of 203.0.113.0/24 holds for
+// every name that resolves there.
+func (c *Checker) DeniesAddress(addr netip.Addr, port uint16) (string, bool) {
+	if c.p.Network != NetworkAllowList {
+		return "", false
+	}
+	for _, r := range c.hostDeny {
+		if r.pat.MatchAddr(addr, port) {
+			return r.source, true
+		}
+	}
+	return "", false
+}
+
 // AllowsAddress reports whether network.allow names addr explicitly (an
 // address or range entry, not a name), and which entry; network.deny
 // entries naming it win. The proxy's resolved-address guard uses it: a
