@@ -452,9 +452,9 @@ func (p *Proxy) Serve(l net.Listener, sc SessionConfig) *Session {
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: p.cfg.HandshakeTimeout,
 		// An idle keep-alive connection holds a slot: close it soon.
-		IdleTimeout: p.cfg.HandshakeTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(p.cfg.Logger.Handler(), slog.LevelDebug),
+		IdleTimeout:    p.cfg.HandshakeTimeout,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(p.cfg.Logger.Handler(), slog.LevelDebug),
 		ConnState: func(c net.Conn, st http.ConnState) {
 			if st == http.StateClosed {
 				s.release(c)

@@ -421,10 +421,8 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	t0 := time.Now()
 	_, err = br.ReadByte()
 	require.Error(t, err)
 	var ne net.Error
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the proxy closed the idle connection: %v", err)
-	assert.Less(t, time.Since(t0), 5*time.Second)
 }
