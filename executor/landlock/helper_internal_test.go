@@ -30,7 +30,7 @@ func TestHelperReportsFailure(t *testing.T) {
 		defer sr.Close()
 		cmd := &exec.Cmd{
 			Path:       self,
-			Args:       helperArgs(-1, 0, "-", "-", "-", 3, 4, program, []string{"x", "-c", "exit 0"}),
+			Args:       helperArgs(-1, 0, "-", "-", "-", -1, 3, 4, program, []string{"x", "-c", "exit 0"}),
 			Env:        []string{},
 			ExtraFiles: []*os.File{ef, sw},
 		}

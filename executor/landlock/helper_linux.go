@@ -3,6 +3,8 @@
 package landlock
 
 import (
+	"github.com/cordon-sandbox/cordon/internal/netns"
+	"github.com/cordon-sandbox/cordon/policyderive"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -35,9 +37,13 @@ import (
 // before the restrictions. STATUS_FD is the write end of a pipe: the
 // helper writes "ERRNO MESSAGE" there when it fails, and the exec of the
 // command closes it (see readStatus).
-func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, envFD, statusFD int, path string, argv []string) []string {
-	args := make([]string, 0, 9+len(argv))
-	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, mounts, cgroup,
+func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, netFD, envFD, statusFD int, path string, argv []string) []string {
+	args := make([]string, 0, 10+len(argv))
+	nf := "-"
+	if netFD >= 0 {
+		nf = strconv.Itoa(netFD)
+	}
+	args = append(args, helperArg0, strconv.Itoa(rulesetFD), strconv.FormatUint(uint64(flags), 10), filter, mounts, cgroup, nf,
 		strconv.Itoa(envFD), strconv.Itoa(statusFD), path)
 	return append(args, argv...)
 }
@@ -188,6 +194,9 @@ type helperCommand struct {
 	filter    []unix.SockFilter
 	mounts    *mountPlan
 	cgroup    string
+	// netFD is the socket over which the helper hands the proxy listener
+	// it made in its own network namespace (-1: none).
+	netFD     int
 	envFD     int
 	statusFD  int
 	path      string
@@ -195,8 +204,8 @@ type helperCommand struct {
 }
 
 func parseHelperArgs(args []string) (*helperCommand, error) {
-	if len(args) < 10 || args[0] != helperArg0 {
-		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER MOUNTS CGROUP ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
+	if len(args) < 11 || args[0] != helperArg0 {
+		return nil, fmt.Errorf("usage: %s RULESET_FD FLAGS FILTER MOUNTS CGROUP NET_FD ENV_FD STATUS_FD PATH ARG0 ARGS...", helperArg0)
 	}
 	c := &helperCommand{}
 	fd, err := strconv.Atoi(args[1])
@@ -221,14 +230,20 @@ func parseHelperArgs(args []string) (*helperCommand, error) {
 		}
 		c.cgroup = args[5]
 	}
-	if c.envFD, err = strconv.Atoi(args[6]); err != nil || c.envFD < 3 {
-		return nil, fmt.Errorf("bad environment descriptor %q", args[6])
+	c.netFD = -1
+	if args[6] != "-" {
+		if c.netFD, err = strconv.Atoi(args[6]); err != nil || c.netFD < 3 {
+			return nil, fmt.Errorf("bad network handoff descriptor %q", args[6])
+		}
 	}
-	if c.statusFD, err = strconv.Atoi(args[7]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD {
-		return nil, fmt.Errorf("bad status descriptor %q", args[7])
+	if c.envFD, err = strconv.Atoi(args[7]); err != nil || c.envFD < 3 {
+		return nil, fmt.Errorf("bad environment descriptor %q", args[7])
 	}
-	c.path = args[8]
-	c.argv = args[9:]
+	if c.statusFD, err = strconv.Atoi(args[8]); err != nil || c.statusFD < 3 || c.statusFD == c.envFD || c.statusFD == c.netFD {
+		return nil, fmt.Errorf("bad status descriptor %q", args[8])
+	}
+	c.path = args[9]
+	c.argv = args[10:]
 	return c, nil
 }
 
@@ -280,6 +295,13 @@ func helperExec(c *helperCommand) error {
 			return &os.PathError{Op: "chdir", Path: wd, Err: err}
 		}
 	}
+	if c.netFD >= 0 {
+		// Started in a network namespace of its own (userNSStart): lo
+		// up, the proxy's listener handed to the executor.
+		if err := handOverListener(c.netFD); err != nil {
+			return err
+		}
+	}
 	// Nothing but the standard descriptors reaches the command, even when
 	// the helper was started without the launcher (in a user namespace,
 	// by os.StartProcess, which passes on descriptors opened without
@@ -296,4 +318,30 @@ func helperExec(c *helperCommand) error {
 	}
 	err = unix.Exec(c.path, c.argv, env)
 	return &os.PathError{Op: "exec", Path: c.path, Err: err}
+}
+
+
+// handOverListener brings lo up in the helper's network namespace,
+// listens on 127.0.0.1:policyderive.ProxyPort and sends the listener over
+// fd (SCM_RIGHTS); the executor serves its proxy on it.
+func handOverListener(fd int) error {
+	if err := netns.LoopbackUp(); err != nil {
+		return fmt.Errorf("bringing up lo in the command's network namespace: %w", err)
+	}
+	l, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("listening for the allow-list proxy: %w", err)
+	}
+	defer unix.Close(l)
+	sa := &unix.SockaddrInet4{Port: policyderive.ProxyPort, Addr: [4]byte{127, 0, 0, 1}}
+	if err := unix.Bind(l, sa); err != nil {
+		return fmt.Errorf("listening for the allow-list proxy: %w", err)
+	}
+	if err := unix.Listen(l, 128); err != nil {
+		return fmt.Errorf("listening for the allow-list proxy: %w", err)
+	}
+	if err := unix.Sendmsg(fd, []byte{0}, unix.UnixRights(l), nil, unix.MSG_NOSIGNAL); err != nil {
+		return fmt.Errorf("handing the proxy's listener to the executor: %w", err)
+	}
+	return unix.Close(fd)
 }

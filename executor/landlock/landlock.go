@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 	"strconv"
@@ -202,6 +203,9 @@ type run struct {
 	// (network allow-list only); netEvents its decisions once ended.
 	net       *netallow.Command
 	netEvents []netproxy.Event
+	// handoff receives the proxy listener the command's child makes in
+	// its own network namespace (not root).
+	handoff *netHandoff
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -305,7 +309,21 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	r.ref = ref
 	env := req.Env
-	if pl.netns {
+	switch {
+	case pl.netnsChild:
+		// Not root: the command's child makes its network namespace (in
+		// its user namespace) and hands the proxy listener over.
+		if r.handoff, err = newNetHandoff(func(l net.Listener) error {
+			c, err := x.net.Adopt(l, req.Policy, req.Root, req.Home, req.AskNetwork)
+			r.net = c
+			return err
+		}); err != nil {
+			x.rulesets.release(ref)
+			r.end(ctx)
+			return nil, fmt.Errorf("landlock executor: %w", err)
+		}
+		env = netallow.EnvPort(env, policyderive.ProxyPort)
+	case pl.netns:
 		if r.net, err = x.net.Begin(req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
 			x.rulesets.release(ref)
 			r.end(ctx)
@@ -328,7 +346,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			Timeout:      req.Timeout,
 			OutputLimit:  req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 			WaitDelay:    x.cfg.WaitDelay,
-			StartProcess: spawner(ref.rs, r.cgroupProcs()),
+			StartProcess: spawner(ref.rs, r.cgroupProcs(), r.handoff),
 			NetNS:        r.netNS(),
 		}
 		return r, nil
@@ -362,11 +380,16 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, fmt.Errorf("landlock executor: the sandbox helper's status pipe: %w", err)
 	}
 	r.statusR, r.statusW = sr, sw
+	netFD := -1
+	if r.handoff != nil {
+		netFD = 3 + len(files)
+		files = append(files, r.handoff.child)
+	}
 	envFD := 3 + len(files)
 	files = append(files, ef, sw)
 	r.spec = &procgroup.Spec{
 		Path:        "/proc/self/exe",
-		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, mounts, cmp.Or(r.cgroupProcs(), "-"), envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
+		Args:        helperArgs(ref.rs.fd(), ref.rs.flags, ref.rs.filter, mounts, cmp.Or(r.cgroupProcs(), "-"), netFD, envFD, envFD+1, executor.Shell, []string{"sh", "-c", req.Command}),
 		Env:         []string{},
 		Dir:         req.Dir,
 		Timeout:     req.Timeout,
@@ -376,7 +399,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		NetNS:       r.netNS(),
 	}
 	if ref.rs.mounts == mountsUserNS {
-		r.spec.StartProcess = userNSStart(ref.rs)
+		r.spec.StartProcess = userNSStart(ref.rs, r.handoff)
 	}
 	return r, nil
 }
@@ -448,6 +471,7 @@ func (r *run) end(ctx context.Context) []string {
 	r.endCgroup()
 	r.netEvents = r.net.End()
 	r.net = nil
+	r.handoff.close()
 	return r.guard.End(ctx)
 }
 
@@ -615,7 +639,7 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command (protected ones are removed by the guard when it ends)"
 		}
 	}
-	sandboxrun.DescribeAllowList(&caps)
+	x.describeAllowList(&caps)
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)
@@ -636,4 +660,21 @@ func (x *Executor) describe() executor.Capabilities {
 		caps.Info["unenforceable"] = mode + strings.Join(b, ", ")
 	}
 	return caps
+}
+
+// describeAllowList reports the network allow-list: enforced as root (this
+// process makes each command's network namespace) or where the commands'
+// children can make theirs in their user namespaces; else a gap.
+func (x *Executor) describeAllowList(caps *executor.Capabilities) {
+	f := x.feat
+	switch {
+	case f.netnsWhy == "":
+		caps.Info["network_allowlist"] = "root: each command starts in a private network namespace (loopback only) whose one listener is the executor's proxy on 127.0.0.1:3128; Landlock allows TCP connect to that port only"
+	case f.mounts == mountsUserNS && f.childNetWhy == "":
+		caps.Info["network_allowlist"] = "user namespace: each command's child unshares a network namespace (loopback only) with its user namespace, listens on 127.0.0.1:3128 and hands the listener to the executor's proxy; Landlock allows TCP connect to that port only (needs unprivileged user namespaces with capabilities)"
+	default:
+		why := errors.New(f.netnsWhy + netChildWhy(f))
+		caps.Gaps = append(caps.Gaps, sandboxrun.AllowListNoNamespace(why))
+		caps.Info["network_allowlist"] = "none: " + why.Error()
+	}
 }

@@ -4,6 +4,7 @@ package landlock
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,7 +93,7 @@ func trialMounts() error {
 	files := []*os.File{null, null, null}
 	var p *os.Process
 	if canSpawn {
-		p, err = spawner(rs, "")(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
+		p, err = spawner(rs, "", nil)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 	} else {
 		p, err = startHelperTrial(rs, files)
 	}
@@ -107,6 +108,78 @@ func trialMounts() error {
 		return fmt.Errorf("the trial command exited with %v", st)
 	}
 	return nil
+}
+
+// trialChildNet starts `sh -c :` the way a command under the network
+// allow-list starts where this process cannot make network namespaces:
+// its child unshares one with its user and mount namespaces and hands a
+// listener over. It reports whether that worked.
+func trialChildNet() error {
+	tmp, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		return err
+	}
+	rs := &ruleset{filter: "-", mounts: mountsUserNS, writable: []string{tmp}}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer null.Close()
+	got := false
+	h, err := newNetHandoff(func(l net.Listener) error { got = true; return l.Close() })
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	files := []*os.File{null, null, null}
+	var p *os.Process
+	if canSpawn {
+		p, err = spawner(rs, "", h)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
+	} else {
+		p, err = startHelperNetTrial(rs, files, h)
+	}
+	if err != nil {
+		return err
+	}
+	st, err := p.Wait()
+	if err != nil {
+		return err
+	}
+	if !st.Success() || !got {
+		return fmt.Errorf("the trial command exited with %v (listener handed over: %v)", st, got)
+	}
+	return nil
+}
+
+// startHelperNetTrial is trialChildNet through the sandbox helper (no
+// cgo).
+func startHelperNetTrial(rs *ruleset, files []*os.File, h *netHandoff) (*os.Process, error) {
+	mp, err := newMountPlan(rs.writable)
+	if err != nil {
+		return nil, err
+	}
+	ef, err := envFile(nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ef.Close()
+	sr, sw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer sr.Close()
+	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", 3, 4, 5, executor.Shell, []string{"sh", "-c", ":"})
+	attr := &os.ProcAttr{Env: []string{}, Files: append(files, h.child, ef, sw), Sys: &syscall.SysProcAttr{Setsid: true}}
+	p, err := userNSStart(rs, h)("/proc/self/exe", args, attr)
+	sw.Close()
+	if err != nil {
+		return nil, err
+	}
+	if err := readStatus(sr); err != nil {
+		p.Wait()
+		return nil, err
+	}
+	return p, nil
 }
 
 // startHelperTrial is trialMounts through the sandbox helper (no cgo).
@@ -125,9 +198,9 @@ func startHelperTrial(rs *ruleset, files []*os.File) (*os.Process, error) {
 		return nil, err
 	}
 	defer sr.Close()
-	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", 3, 4, executor.Shell, []string{"sh", "-c", ":"})
+	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", -1, 3, 4, executor.Shell, []string{"sh", "-c", ":"})
 	attr := &os.ProcAttr{Env: []string{}, Files: append(files, ef, sw), Sys: &syscall.SysProcAttr{Setsid: true}}
-	p, err := userNSStart(rs)("/proc/self/exe", args, attr)
+	p, err := userNSStart(rs, nil)("/proc/self/exe", args, attr)
 	sw.Close()
 	if err != nil {
 		return nil, err
@@ -145,8 +218,15 @@ func startHelperTrial(rs *ruleset, files []*os.File) (*os.Process, error) {
 // ambient capability so that it survives the exec of the helper (which
 // makes the mount namespace, then drops every capability before the
 // command); otherwise os.StartProcess.
-func userNSStart(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+//
+// With h the helper starts in a network namespace of its own too (with
+// CAP_NET_ADMIN there, to bring lo up) and hands its proxy listener over
+// h, which serves it before the start returns.
+func userNSStart(rs *ruleset, h *netHandoff) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
 	return func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+		if h != nil && rs.mounts != mountsUserNS {
+			return nil, fmt.Errorf("landlock: starting %s: a network namespace of the command's own needs the user-namespace mounts", name)
+		}
 		if rs.mounts == mountsUserNS {
 			sys := *attr.Sys
 			sys.Cloneflags |= syscall.CLONE_NEWUSER
@@ -154,11 +234,22 @@ func userNSStart(rs *ruleset) func(name string, argv []string, attr *os.ProcAttr
 			sys.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
 			sys.GidMappingsEnableSetgroups = false
 			sys.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN}
+			if h != nil {
+				sys.Cloneflags |= syscall.CLONE_NEWNET
+				sys.AmbientCaps = append(sys.AmbientCaps, unix.CAP_NET_ADMIN)
+			}
 			a := *attr
 			a.Sys = &sys
 			attr = &a
 		}
-		return os.StartProcess(name, argv, attr)
+		p, err := os.StartProcess(name, argv, attr)
+		if err == nil && h != nil {
+			if err = h.receive(); err != nil {
+				killStarted(p)
+				return nil, fmt.Errorf("landlock: starting %s: %w", name, err)
+			}
+		}
+		return p, err
 	}
 }
 

@@ -70,7 +70,7 @@ func BenchmarkMountNamespace(b *testing.B) {
 	defer null.Close()
 	start := func(rs *ruleset) func() error {
 		return func() error {
-			p, err := spawner(rs, "")("/bin/true", []string{"true"}, &os.ProcAttr{Files: []*os.File{null, null, null}, Dir: tmp})
+			p, err := spawner(rs, "", nil)("/bin/true", []string{"true"}, &os.ProcAttr{Files: []*os.File{null, null, null}, Dir: tmp})
 			if err != nil {
 				return err
 			}

@@ -35,9 +35,11 @@ type features struct {
 	// cgroup of its own, killed when it ends ("": none; cgroupWhy says
 	// why).
 	cgroup, cgroupWhy string
-	// netnsWhy says why commands cannot get a private network namespace
-	// for the network allow-list ("": they can).
-	netnsWhy string
+	// netnsWhy says why this process cannot make private network
+	// namespaces for the network allow-list ("": it can, as root);
+	// childNetWhy why commands' children cannot make them in their user
+	// namespaces either ("": they can).
+	netnsWhy, childNetWhy string
 }
 
 // filterSpec says what the seccomp filter denies. The zero value installs
@@ -100,8 +102,10 @@ type plan struct {
 	// ends.
 	cgroup bool
 	// netns: each command runs in a private network namespace whose only
-	// listener is the allow-list proxy.
-	netns bool
+	// listener is the allow-list proxy; netnsChild: the command's child
+	// makes it, in its user namespace, and hands the listener over (not
+	// root), else this process makes it (root).
+	netns, netnsChild bool
 }
 
 // Subjects of the renderer's elements this backend mitigates (see
@@ -123,8 +127,10 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	if !cfg.KernelProtect {
 		pr = withoutProtectMasks(pr)
 	}
-	netDowngraded := false
-	if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" {
+	netDowngraded, netChild := false, false
+	if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" && f.mounts == mountsUserNS && f.childNetWhy == "" {
+		netChild = true
+	} else if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" {
 		// Landlock alone restricts TCP by port: "connect to the proxy's
 		// port" would reach any host on that port. Without a private
 		// network namespace the command gets no network instead.
@@ -134,12 +140,12 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	}
 	rs := policyderive.Landlock(pr, abi)
 	fid := rs.Fidelity
-	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList}
+	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList, netnsChild: netChild}
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
 	if netDowngraded {
 		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
-			Reason: "Landlock restricts TCP by port only, so the allow-list needs a private network namespace for each command: " + f.netnsWhy,
+			Reason: "Landlock restricts TCP by port only, so the allow-list needs a private network namespace for each command: " + f.netnsWhy + netChildWhy(f),
 			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN), or use the bwrap backend as root"})
 	}
 
@@ -283,7 +289,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	pl.gaps = sandboxrun.Gaps(pl.looser)
 	pl.blocking = sandboxrun.Gaps(fid.Blocking())
 	if netDowngraded {
-		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(errors.New(f.netnsWhy)))
+		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(errors.New(f.netnsWhy+netChildWhy(f))))
 	}
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
 	return pl
@@ -323,4 +329,16 @@ func namesSocket(pr *policyderive.Profile) bool {
 		}
 	}
 	return false
+}
+
+// netChildWhy says why commands' children cannot make their network
+// namespaces either, for a reason.
+func netChildWhy(f features) string {
+	switch {
+	case f.mounts != mountsUserNS:
+		return "; and commands get no user namespace of their own here"
+	case f.childNetWhy != "":
+		return "; and a command's child cannot make one in its user namespace: " + f.childNetWhy
+	}
+	return ""
 }

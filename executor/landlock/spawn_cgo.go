@@ -22,7 +22,11 @@ package landlock
 #include <string.h>
 #include <unistd.h>
 #include <sys/mount.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -49,7 +53,72 @@ enum {
 	CORDON_PIPE = 1, CORDON_FORK, CORDON_SETSID, CORDON_DUP, CORDON_CLOSE_RANGE, CORDON_CHDIR,
 	CORDON_CAPS, CORDON_NO_NEW_PRIVS, CORDON_SECCOMP, CORDON_LANDLOCK, CORDON_EXEC,
 	CORDON_UNSHARE, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP, CORDON_CGROUP,
+	CORDON_NET_LO, CORDON_NET_LISTEN, CORDON_NET_SEND,
 };
+
+// cordon_net_listen brings lo up in the child's new network namespace,
+// listens on 127.0.0.1:port and sends the listener over the Unix socket
+// fd (SCM_RIGHTS) to the executor, which serves its proxy on it: system
+// calls only (vfork child). It returns the failed stage, or 0.
+static int cordon_net_listen(int fd, int port) {
+	int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return CORDON_NET_LO;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	strncpy(ifr.ifr_name, "lo", IFNAMSIZ - 1);
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) != 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return CORDON_NET_LO;
+	}
+	ifr.ifr_flags |= IFF_UP;
+	if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0) {
+		int e = errno;
+		close(s);
+		errno = e;
+		return CORDON_NET_LO;
+	}
+	close(s);
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (l < 0)
+		return CORDON_NET_LISTEN;
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((unsigned short)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (bind(l, (struct sockaddr *)&a, sizeof a) != 0 || listen(l, 128) != 0) {
+		int e = errno;
+		close(l);
+		errno = e;
+		return CORDON_NET_LISTEN;
+	}
+	char byte = 0;
+	struct iovec iov = {&byte, 1};
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	memset(&u, 0, sizeof u);
+	struct msghdr msg;
+	memset(&msg, 0, sizeof msg);
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = u.buf;
+	msg.msg_controllen = sizeof u.buf;
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &l, sizeof(int));
+	ssize_t n;
+	do
+		n = sendmsg(fd, &msg, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	int e = errno;
+	close(l);
+	errno = e;
+	return n == 1 ? 0 : CORDON_NET_SEND;
+}
 
 // cordon_write_file writes s to path: system calls only (vfork child).
 static int cordon_write_file(const char *path, const char *s) {
@@ -72,6 +141,9 @@ struct cordon_mounts {
 	// ("UID UID 1") in it, setgroups denied.
 	int userns;
 	char *uid_map, *gid_map;
+	// net_fd >= 0 (with userns): unshare a network namespace too and send
+	// a listener on 127.0.0.1:net_port over net_fd (cordon_net_listen).
+	int net_fd, net_port;
 	char **wr;
 	int n_wr;
 	char **ro;
@@ -130,6 +202,10 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			cordon_child_fail(p[1], CORDON_DUP);
 		if (rulesetfd >= 0 && rulesetfd < nfds && (rulesetfd = fcntl(rulesetfd, F_DUPFD_CLOEXEC, nfds)) < 0)
 			cordon_child_fail(ep, CORDON_DUP);
+		// A local copy: the child shares the parent's memory.
+		int netfd = mnt != NULL ? mnt->net_fd : -1;
+		if (netfd >= 0 && netfd < nfds && (netfd = fcntl(netfd, F_DUPFD_CLOEXEC, nfds)) < 0)
+			cordon_child_fail(ep, CORDON_DUP);
 		for (int i = 0; i < nfds; i++)
 			if (fds[i] < nfds && fds[i] != i && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, nfds)) < 0)
 				cordon_child_fail(ep, CORDON_DUP);
@@ -155,7 +231,7 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			// After the descriptors (opened in the parent's namespace,
 			// unaffected) and before chdir, so the working directory
 			// is looked up on the new mounts.
-			if (unshare(CLONE_NEWNS | (mnt->userns ? CLONE_NEWUSER : 0)) != 0)
+			if (unshare(CLONE_NEWNS | (mnt->userns ? CLONE_NEWUSER : 0) | (netfd >= 0 ? CLONE_NEWNET : 0)) != 0)
 				cordon_child_fail(ep, CORDON_UNSHARE);
 			if (mnt->userns && (cordon_write_file("/proc/self/uid_map", mnt->uid_map) != 0 ||
 			                    cordon_write_file("/proc/self/setgroups", "deny") != 0 ||
@@ -170,6 +246,12 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 				if (mount(NULL, mnt->ro[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | mnt->ro_flags[i], NULL) != 0 &&
 				    errno != ENOENT && errno != EINVAL && errno != EACCES)
 					cordon_child_fail(ep, CORDON_REMOUNT);
+			if (netfd >= 0) {
+				int st = cordon_net_listen(netfd, mnt->net_port);
+				if (st != 0)
+					cordon_child_fail(ep, st);
+				close(netfd);
+			}
 		}
 		if (dir != NULL && dir[0] != 0 && chdir(dir) != 0)
 			cordon_child_fail(ep, CORDON_CHDIR);
@@ -234,6 +316,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // canSpawn is true where commands are started by cordon_spawn.
@@ -247,13 +331,22 @@ var spawnStages = map[C.int]string{
 	C.CORDON_UNSHARE: "unshare(CLONE_NEWNS)", C.CORDON_PRIVATE: "making the mounts private",
 	C.CORDON_BIND: "binding a writable grant", C.CORDON_REMOUNT: "remounting read-only",
 	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps", C.CORDON_CGROUP: "joining the command's cgroup",
+	C.CORDON_NET_LO: "bringing up lo in the command's network namespace", C.CORDON_NET_LISTEN: "listening for the allow-list proxy",
+	C.CORDON_NET_SEND: "handing the proxy's listener to the executor",
 }
 
 // spawner returns a procgroup StartProcess that starts each command
 // restricted by rs, in a new session, in the cgroup whose cgroup.procs
 // file is cgroupProcs ("": none).
-func spawner(rs *ruleset, cgroupProcs string) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+//
+// With h (user-namespace mounts only) the child also unshares a network
+// namespace and hands its proxy listener over h, which serves it before
+// the spawn returns.
+func spawner(rs *ruleset, cgroupProcs string, h *netHandoff) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
 	return func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+		if h != nil && rs.mounts != mountsUserNS {
+			return nil, fmt.Errorf("landlock: starting %s: a network namespace of the command's own needs the user-namespace mounts", name)
+		}
 		prog, err := decodeFilter(rs.filter)
 		if err != nil {
 			return nil, err
@@ -314,6 +407,10 @@ func spawner(rs *ruleset, cgroupProcs string) func(name string, argv []string, a
 			}
 			m := (*C.struct_cordon_mounts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_cordon_mounts{}))))
 			cstrs = append(cstrs, (*C.char)(unsafe.Pointer(m)))
+			m.net_fd = -1
+			if h != nil {
+				m.net_fd, m.net_port = C.int(h.child.Fd()), C.int(policyderive.ProxyPort)
+			}
 			if rs.mounts == mountsUserNS {
 				m.userns = 1
 				m.uid_map = cstr(fmt.Sprintf("%d %d 1", os.Geteuid(), os.Geteuid()))
@@ -349,6 +446,14 @@ func spawner(rs *ruleset, cgroupProcs string) func(name string, argv []string, a
 			}
 			return nil, fmt.Errorf("landlock: starting %s: %s: %w", name, spawnStages[stage], e)
 		}
-		return os.FindProcess(int(pid))
+		p, err := os.FindProcess(int(pid))
+		if err == nil && h != nil {
+			runtime.KeepAlive(h)
+			if err = h.receive(); err != nil {
+				killStarted(p)
+				return nil, fmt.Errorf("landlock: starting %s: %w", name, err)
+			}
+		}
+		return p, err
 	}
 }

@@ -8,4 +8,6 @@ import "os"
 // helper (Init).
 const canSpawn = false
 
-func spawner(*ruleset, string) func(string, []string, *os.ProcAttr) (*os.Process, error) { return nil }
+func spawner(*ruleset, string, *netHandoff) func(string, []string, *os.ProcAttr) (*os.Process, error) {
+	return nil
+}

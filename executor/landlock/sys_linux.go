@@ -32,6 +32,11 @@ func detect() features {
 	f.cgroup, f.cgroupWhy = cgroupBase()
 	if err := netallow.Check(); err != nil {
 		f.netnsWhy = err.Error()
+		if f.mounts == mountsUserNS {
+			if err := trialChildNet(); err != nil {
+				f.childNetWhy = err.Error()
+			}
+		}
 	}
 	if _, ok := archs[runtime.GOARCH]; !ok {
 		f.seccompWhy = "no system call table for " + runtime.GOARCH

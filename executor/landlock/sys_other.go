@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"runtime"
 )
 
-func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, envFD, statusFD int, path string, argv []string) []string {
+func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, netFD, envFD, statusFD int, path string, argv []string) []string {
 	return nil
 }
 
@@ -33,7 +34,9 @@ func (c *commandCgroup) procs() string { return "" }
 
 func (c *commandCgroup) end() (int, error) { return 0, nil }
 
-func userNSStart(*ruleset) func(string, []string, *os.ProcAttr) (*os.Process, error) { return nil }
+func userNSStart(*ruleset, *netHandoff) func(string, []string, *os.ProcAttr) (*os.Process, error) {
+	return nil
+}
 
 func envFile(env []string) (*os.File, error) {
 	return nil, fmt.Errorf("landlock: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
@@ -52,3 +55,12 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 func fileID(path string) (dev, ino uint64, ok bool) { return 0, 0, false }
 
 func readStatus(io.Reader) error { return nil }
+
+// netHandoff is Linux-only.
+type netHandoff struct{ child *os.File }
+
+func newNetHandoff(func(net.Listener) error) (*netHandoff, error) {
+	return nil, fmt.Errorf("landlock: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
+}
+
+func (*netHandoff) close() {}

@@ -82,6 +82,28 @@ func (g *Gate) BeginIn(ns *netns.Namespace, p *policy.Policy, root, home string,
 	return g.serve(ns, 0, p, root, home, ask)
 }
 
+// Adopt serves a proxy listener a command's child made in its own
+// network namespace (on netns.ProxyPort) and handed over.
+func (g *Gate) Adopt(l net.Listener, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+	sess, err := g.session(l, p, root, home, ask)
+	if err != nil {
+		return nil, err
+	}
+	return &Command{sess: sess, port: netns.ProxyPort}, nil
+}
+
+func (g *Gate) session(l net.Listener, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*netproxy.Session, error) {
+	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log, Resolve: resolve}) })
+	if g.err != nil {
+		return nil, g.err
+	}
+	c, err := policy.NewChecker(p, root, home)
+	if err != nil {
+		return nil, err
+	}
+	return g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask}), nil
+}
+
 func (g *Gate) serve(ns *netns.Namespace, port int, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
 	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log, Resolve: resolve}) })
 	if g.err != nil {
@@ -126,7 +148,10 @@ var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "
 // Env returns env with every proxy variable pointing at the command's
 // proxy (SOCKS with remote name resolution for ALL_PROXY) and NO_PROXY
 // empty.
-func (c *Command) Env(env []string) []string {
+func (c *Command) Env(env []string) []string { return EnvPort(env, c.port) }
+
+// EnvPort is Command.Env for a proxy on 127.0.0.1:port.
+func EnvPort(env []string, port int) []string {
 	out := make([]string, 0, len(env)+len(proxyVars))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
@@ -134,8 +159,8 @@ func (c *Command) Env(env []string) []string {
 			out = append(out, kv)
 		}
 	}
-	hp := "http://127.0.0.1:" + strconv.Itoa(c.port)
-	socks := "socks5h://127.0.0.1:" + strconv.Itoa(c.port)
+	hp := "http://127.0.0.1:" + strconv.Itoa(port)
+	socks := "socks5h://127.0.0.1:" + strconv.Itoa(port)
 	return append(out,
 		"HTTP_PROXY="+hp, "HTTPS_PROXY="+hp, "ALL_PROXY="+socks, "NO_PROXY=",
 		"http_proxy="+hp, "https_proxy="+hp, "all_proxy="+socks, "no_proxy=")

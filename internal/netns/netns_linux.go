@@ -99,6 +99,10 @@ func newNamespace() (*Namespace, error) {
 	return r.ns, r.err
 }
 
+// LoopbackUp sets IFF_UP on lo in the calling thread's network
+// namespace (the sandbox helper's, in its own user namespace).
+func LoopbackUp() error { return loopbackUp() }
+
 // loopbackUp sets IFF_UP on lo in the calling thread's namespace.
 func loopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
