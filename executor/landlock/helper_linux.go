@@ -3,12 +3,12 @@
 package landlock
 
 import (
-	"github.com/cordon-sandbox/cordon/internal/netns"
-	"github.com/cordon-sandbox/cordon/policyderive"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/internal/netns"
+	"github.com/cordon-sandbox/cordon/policyderive"
 	"io"
 	"os"
 	"path/filepath"
@@ -196,11 +196,11 @@ type helperCommand struct {
 	cgroup    string
 	// netFD is the socket over which the helper hands the proxy listener
 	// it made in its own network namespace (-1: none).
-	netFD     int
-	envFD     int
-	statusFD  int
-	path      string
-	argv      []string
+	netFD    int
+	envFD    int
+	statusFD int
+	path     string
+	argv     []string
 }
 
 func parseHelperArgs(args []string) (*helperCommand, error) {
@@ -319,7 +319,6 @@ func helperExec(c *helperCommand) error {
 	err = unix.Exec(c.path, c.argv, env)
 	return &os.PathError{Op: "exec", Path: c.path, Err: err}
 }
-
 
 // handOverListener brings lo up in the helper's network namespace,
 // listens on 127.0.0.1:policyderive.ProxyPort and sends the listener over
