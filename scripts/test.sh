@@ -4,6 +4,9 @@
 # are set (make test does). Knobs: PKGS (default ./...), TESTFLAGS (extra
 # go test flags, e.g. -run X -v), UNPRIV=0 skips the second run; see
 # scripts/unpriv.sh for its own. RERUN=0 turns off the rerun below.
+# TEST_TIMEOUT (default 30m) is each package's go test timeout: the docker
+# package's conformance runs take ~8 minutes on a busy 2-core machine,
+# close to go test's default of 10.
 #
 # A top-level test that fails is run once more, alone (go test -count=1
 # -run '^(Name|...)$' in its package). If it passes then, the run still
@@ -25,7 +28,7 @@ flaky="$BUILD_DIR/flaky.txt"
 rc=0
 start="$(now)"
 # shellcheck disable=SC2086 # PKGS and TESTFLAGS are word lists
-"$GO" test -count=1 ${TESTFLAGS:-} ${PKGS:-./...} 2>&1 | tee "$out" || rc=$?
+"$GO" test -count=1 -timeout "${TEST_TIMEOUT:-30m}" ${TESTFLAGS:-} ${PKGS:-./...} 2>&1 | tee "$out" || rc=$?
 log "go test: exit $rc in $(since "$start")"
 
 if [ "$rc" -ne 0 ] && [ "${RERUN:-1}" != 0 ]; then
@@ -49,7 +52,7 @@ if [ "$rc" -ne 0 ] && [ "${RERUN:-1}" != 0 ]; then
 			names="$(awk -v p="$pkg" '$1 == p { print $2 }' "$BUILD_DIR/failed.txt" | sort -u | paste -sd'|' -)"
 			log "rerun once: $pkg -run '^($names)\$'"
 			# shellcheck disable=SC2086 # TESTFLAGS is a word list
-			if "$GO" test -count=1 ${TESTFLAGS:-} -run "^($names)\$" "$pkg" </dev/null; then
+			if "$GO" test -count=1 -timeout "${TEST_TIMEOUT:-30m}" ${TESTFLAGS:-} -run "^($names)\$" "$pkg" </dev/null; then
 				for name in ${names//|/ }; do
 					printf 'FLAKY: %s %s (failed, then passed when run again alone)\n' "$pkg" "$name" | tee -a "$flaky" >&2
 				done
