@@ -97,15 +97,22 @@
 // full leaves the network unhandled; network none handles TCP (ABI ≥ 4)
 // with no port allowed, and the filter denies every other socket family.
 // Under the network allow-list (policy.NetworkAllowList) each command
-// starts, as root, in a private network namespace of its own whose only
-// listener is the executor's proxy (package netproxy, on
-// 127.0.0.1:policyderive.ProxyPort; the proxy variables point there): the
+// starts in a private network namespace of its own whose only listener is
+// the executor's proxy (package netproxy, on
+// 127.0.0.1:policyderive.ProxyPort; the proxy variables point there): as
+// root the executor makes it and starts the command in it (procgroup's
+// NetNS); as another user the command's child — cordon_spawn, or the
+// sandbox helper, started with CLONE_NEWNET and CAP_NET_ADMIN in its user
+// namespace — unshares it with the user namespace its read-only mounts
+// need, brings lo up, listens and hands the listener over a socket pair
+// (SCM_RIGHTS), which the executor serves before the start returns. The
 // ruleset allows TCP connect to that port only and no bind, and the
 // filter leaves socket families open, since nothing but the proxy is
 // reachable in the namespace. Landlock alone restricts TCP by port, which
 // would reach any host on the proxy's port, so where no namespace can be
-// made (not root) strict mode refuses the allow-list (gap net-allowlist)
-// and best effort runs the command with no network at all.
+// made (no root, no user namespaces with capabilities) strict mode
+// refuses the allow-list (gap net-allowlist) and best effort runs the
+// command with no network at all.
 // Below ABI 9 seccomp cannot see connect's path, so the filter denies
 // creating Unix sockets at all: programs cannot create Unix sockets, even
 // inside the workspace (reported as stricter in the fidelity report and
