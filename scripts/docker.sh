@@ -104,7 +104,7 @@ daemon_pid() {
 	[ -r "$PIDFILE" ] || return 1
 	pid="$(cat "$PIDFILE" 2>/dev/null)" || return 1
 	[ -n "$pid" ] && [ -r "/proc/$pid/cmdline" ] || return 1
-	tr '\0' '\n' <"/proc/$pid/cmdline" 2>/dev/null | grep -qxF "$DATA_ROOT" || return 1
+	tr '\0' '\n' 2>/dev/null <"/proc/$pid/cmdline" | grep -qxF "$DATA_ROOT" || return 1
 	printf '%s\n' "$pid"
 }
 
@@ -133,7 +133,7 @@ our_pids() {
 	for d in /proc/[0-9]*; do
 		pid="${d#/proc/}"
 		[ "$pid" != "$$" ] || continue
-		if tr '\0' '\n' <"$d/cmdline" 2>/dev/null | awk -v d="$DATA_ROOT" -v e="$EXEC_ROOT" -v n="$NAMESPACE" '
+		if tr '\0' '\n' 2>/dev/null <"$d/cmdline" | awk -v d="$DATA_ROOT" -v e="$EXEC_ROOT" -v n="$NAMESPACE" '
 			$0 == d || index($0, d "/") == 1 || $0 == e || index($0, e "/") == 1 ||
 			$0 == n || $0 == n "-plugins" { found = 1 }
 			END { exit !found }'; then
