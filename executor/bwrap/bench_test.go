@@ -169,22 +169,5 @@ func BenchmarkBwrapAllowList(b *testing.B) {
 		b.Skipf("skipped: the allow-list needs private network namespaces: %v", err)
 	}
 	none := &executor.Request{Command: "true", Dir: benchRoot, Root: benchRoot, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + benchRoot, "LANG=C"}}
-	al := *none
-	al.Policy = policy.Coding.Policy()
-	al.Policy.Network = policy.NetworkAllowList
-	al.Policy.Hosts = policy.HostRules{Allow: []string{"example.com"}}
-	ctx := context.Background()
-	run := func(req *executor.Request) func() error {
-		return func() error {
-			res, err := benchX.Run(ctx, req)
-			if err == nil && res.ExitCode != 0 {
-				b.Fatalf("%s: exit %d signal %q timed out %v: %s", req.Policy.Network, res.ExitCode, res.Signal, res.TimedOut, res.Stderr)
-			}
-			return err
-		}
-	}
-	testenv.Interleave(b,
-		testenv.Op{Name: "none", Run: run(none)},
-		testenv.Op{Name: "allowlist", Base: "none", Run: run(&al)},
-	)
+	testenv.BenchAllowList(b, benchX, none)
 }

@@ -116,22 +116,5 @@ func BenchmarkDockerAllowList(b *testing.B) {
 		b.Fatal(err)
 	}
 	none := &executor.Request{Command: "true", Dir: root, Root: root, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin"}, Timeout: time.Minute}
-	al := *none
-	al.Policy = policy.Coding.Policy()
-	al.Policy.Network = policy.NetworkAllowList
-	al.Policy.Hosts = policy.HostRules{Allow: []string{"example.com"}}
-	ctx := context.Background()
-	run := func(req *executor.Request) func() error {
-		return func() error {
-			res, err := x.Run(ctx, req)
-			if err == nil && res.ExitCode != 0 {
-				b.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
-			}
-			return err
-		}
-	}
-	testenv.Interleave(b,
-		testenv.Op{Name: "none", Run: run(none)},
-		testenv.Op{Name: "allowlist", Base: "none", Run: run(&al)},
-	)
+	testenv.BenchAllowList(b, x, none)
 }

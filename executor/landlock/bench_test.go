@@ -113,22 +113,5 @@ func BenchmarkLandlockAllowList(b *testing.B) {
 		b.Skipf("skipped: the allow-list needs private network namespaces: %v", err)
 	}
 	none := &executor.Request{Command: "true", Dir: benchRoot, Root: benchRoot, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin"}}
-	al := *none
-	al.Policy = policy.Coding.Policy()
-	al.Policy.Network = policy.NetworkAllowList
-	al.Policy.Hosts = policy.HostRules{Allow: []string{"example.com"}}
-	ctx := context.Background()
-	run := func(req *executor.Request) func() error {
-		return func() error {
-			res, err := benchX.Run(ctx, req)
-			if err == nil && res.ExitCode != 0 {
-				b.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
-			}
-			return err
-		}
-	}
-	testenv.Interleave(b,
-		testenv.Op{Name: "none", Run: run(none)},
-		testenv.Op{Name: "allowlist", Base: "none", Run: run(&al)},
-	)
+	testenv.BenchAllowList(b, benchX, none)
 }

@@ -95,7 +95,7 @@ func trialMounts() error {
 	if canSpawn {
 		p, err = spawner(rs, "", nil)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 	} else {
-		p, err = startHelperTrial(rs, files)
+		p, err = startHelperTrial(rs, files, nil)
 	}
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func trialChildNet() error {
 	if canSpawn {
 		p, err = spawner(rs, "", h)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 	} else {
-		p, err = startHelperNetTrial(rs, files, h)
+		p, err = startHelperTrial(rs, files, h)
 	}
 	if err != nil {
 		return err
@@ -151,9 +151,9 @@ func trialChildNet() error {
 	return nil
 }
 
-// startHelperNetTrial is trialChildNet through the sandbox helper (no
-// cgo).
-func startHelperNetTrial(rs *ruleset, files []*os.File, h *netHandoff) (*os.Process, error) {
+// startHelperTrial is trialMounts (h nil) or trialChildNet through the
+// sandbox helper (no cgo).
+func startHelperTrial(rs *ruleset, files []*os.File, h *netHandoff) (*os.Process, error) {
 	mp, err := newMountPlan(rs.writable)
 	if err != nil {
 		return nil, err
@@ -168,39 +168,14 @@ func startHelperNetTrial(rs *ruleset, files []*os.File, h *netHandoff) (*os.Proc
 		return nil, err
 	}
 	defer sr.Close()
-	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", 3, 4, 5, executor.Shell, []string{"sh", "-c", ":"})
-	attr := &os.ProcAttr{Env: []string{}, Files: append(files, h.child, ef, sw), Sys: &syscall.SysProcAttr{Setsid: true}}
-	p, err := userNSStart(rs, h)("/proc/self/exe", args, attr)
-	sw.Close()
-	if err != nil {
-		return nil, err
+	netFD := -1
+	if h != nil {
+		netFD = len(files)
+		files = append(files, h.child)
 	}
-	if err := readStatus(sr); err != nil {
-		p.Wait()
-		return nil, err
-	}
-	return p, nil
-}
-
-// startHelperTrial is trialMounts through the sandbox helper (no cgo).
-func startHelperTrial(rs *ruleset, files []*os.File) (*os.Process, error) {
-	mp, err := newMountPlan(rs.writable)
-	if err != nil {
-		return nil, err
-	}
-	ef, err := envFile(nil)
-	if err != nil {
-		return nil, err
-	}
-	defer ef.Close()
-	sr, sw, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	defer sr.Close()
-	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", -1, 3, 4, executor.Shell, []string{"sh", "-c", ":"})
+	args := helperArgs(-1, 0, "-", encodeMounts(mp), "-", netFD, len(files), len(files)+1, executor.Shell, []string{"sh", "-c", ":"})
 	attr := &os.ProcAttr{Env: []string{}, Files: append(files, ef, sw), Sys: &syscall.SysProcAttr{Setsid: true}}
-	p, err := userNSStart(rs, nil)("/proc/self/exe", args, attr)
+	p, err := userNSStart(rs, h)("/proc/self/exe", args, attr)
 	sw.Close()
 	if err != nil {
 		return nil, err

@@ -105,19 +105,16 @@ func (g *Gate) session(l net.Listener, p *policy.Policy, root, home string, ask 
 }
 
 func (g *Gate) serve(ns *netns.Namespace, port int, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
-	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log, Resolve: resolve}) })
-	if g.err != nil {
-		return nil, g.err
-	}
-	c, err := policy.NewChecker(p, root, home)
-	if err != nil {
-		return nil, err
-	}
 	l, err := ns.Listen(port)
 	if err != nil {
 		return nil, fmt.Errorf("network allow-list: the proxy listener: %w", err)
 	}
-	return &Command{sess: g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask}), port: l.Addr().(*net.TCPAddr).Port}, nil
+	sess, err := g.session(l, p, root, home, ask)
+	if err != nil {
+		l.Close()
+		return nil, err
+	}
+	return &Command{sess: sess, port: l.Addr().(*net.TCPAddr).Port}, nil
 }
 
 // resolver replaces the system's resolver for every gate's proxy when
