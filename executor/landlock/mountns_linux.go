@@ -3,6 +3,7 @@
 package landlock
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -79,42 +80,31 @@ func canMountNS() bool {
 // trialMounts starts `sh -c :` in a user and mount namespace with the
 // mount plan of a command whose only writable grant is the temporary
 // directory, and reports whether it ran.
-func trialMounts() error {
-	tmp, err := filepath.EvalSymlinks(os.TempDir())
-	if err != nil {
-		return err
-	}
-	rs := &ruleset{filter: "-", mounts: mountsUserNS, writable: []string{tmp}}
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	defer null.Close()
-	files := []*os.File{null, null, null}
-	var p *os.Process
-	if canSpawn {
-		p, err = spawner(rs, "", nil)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
-	} else {
-		p, err = startHelperTrial(rs, files, nil)
-	}
-	if err != nil {
-		return err
-	}
-	st, err := p.Wait()
-	if err != nil {
-		return err
-	}
-	if !st.Success() {
-		return fmt.Errorf("the trial command exited with %v", st)
-	}
-	return nil
-}
+func trialMounts() error { return trial(nil) }
 
 // trialChildNet starts `sh -c :` the way a command under the network
 // allow-list starts where this process cannot make network namespaces:
 // its child unshares one with its user and mount namespaces and hands a
 // listener over. It reports whether that worked.
 func trialChildNet() error {
+	got := false
+	h, err := newNetHandoff(func(l net.Listener) error { got = true; return l.Close() })
+	if err != nil {
+		return err
+	}
+	defer h.close()
+	if err := trial(h); err != nil {
+		return err
+	}
+	if !got {
+		return errors.New("the trial command's child handed over no listener")
+	}
+	return nil
+}
+
+// trial starts `sh -c :` in a user and mount namespace (and with h a
+// network namespace whose listener comes over h) and waits for it.
+func trial(h *netHandoff) error {
 	tmp, err := filepath.EvalSymlinks(os.TempDir())
 	if err != nil {
 		return err
@@ -125,12 +115,6 @@ func trialChildNet() error {
 		return err
 	}
 	defer null.Close()
-	got := false
-	h, err := newNetHandoff(func(l net.Listener) error { got = true; return l.Close() })
-	if err != nil {
-		return err
-	}
-	defer h.close()
 	files := []*os.File{null, null, null}
 	var p *os.Process
 	if canSpawn {
@@ -145,8 +129,8 @@ func trialChildNet() error {
 	if err != nil {
 		return err
 	}
-	if !st.Success() || !got {
-		return fmt.Errorf("the trial command exited with %v (listener handed over: %v)", st, got)
+	if !st.Success() {
+		return fmt.Errorf("the trial command exited with %v", st)
 	}
 	return nil
 }
