@@ -258,6 +258,7 @@ func TestJSONSchema(t *testing.T) {
 		{name: "explain-path", block: "explain-path", args: append([]string{"explain", "--json", ".env"}, ws...)},
 		{name: "explain-write", block: "explain-path", args: append([]string{"explain", "--json", "--write", "../home/docs/x"}, ws...)},
 		{name: "explain-command", block: "explain-command", args: append([]string{"explain", "--json", "--command", "$X ls ~/docs && python -c 1 > /etc/x"}, ws...)},
+		{name: "version", block: "version", args: []string{"version", "--json"}},
 		{name: "explain-host", block: "explain-host", args: append([]string{"explain", "--json", "--host", "example.com"}, ws...)},
 		{name: "explain-batch", block: "explain-batch", stdin: batch, lines: true, args: append([]string{"explain", "--batch"}, ws...)},
 		{name: "run", block: "run", args: append(append([]string{"run", "--json", "--backend", "local", "--yes"}, ws...), "--", "ls ~/docs")},

@@ -145,8 +145,10 @@ Exit status: 0 all good, 1 a check failed, 2 usage or setup error.`,
 		a.deriveCommand(),
 		a.runCommand(),
 		a.benchCommand(),
+		a.versionCommand(),
 	)
-	root.CompletionOptions.DisableDefaultCmd = true
+	// completion bash|zsh|fish|powershell: cobra's generated scripts.
+	root.CompletionOptions.HiddenDefaultCmd = false
 	return root
 }
 
