@@ -1,10 +1,17 @@
 // Package netallow gives the commands of a sandboxing executor the
 // network allow-list (policy.NetworkAllowList): each command starts in a
-// private network namespace of its own (package netns) whose only
-// listener is the executor's proxy (package netproxy) on
-// 127.0.0.1:netns.ProxyPort, and its environment points every proxy
-// variable there. Nothing else is reachable from the namespace, so a
-// program that ignores the proxy variables fails closed.
+// private network namespace whose only listener is the executor's proxy
+// (package netproxy), and its environment points every proxy variable
+// there. Nothing else is reachable from the namespace, so a program that
+// ignores the proxy variables fails closed. Three ways in:
+//
+//   - Begin: this process (root) makes the namespace (package netns) and
+//     listens on 127.0.0.1:netns.ProxyPort in it; the command starts in
+//     it (landlock, bwrap).
+//   - Adopt: the command's child made the namespace in its own user
+//     namespace and handed its listener over (landlock, not root).
+//   - BeginIn: an existing namespace (a docker container's) gets a
+//     listener of the command's own on a free port.
 //
 // One proxy serves every command of an executor (asks are remembered per
 // host:port for the executor's lifetime); each command's listener is a
