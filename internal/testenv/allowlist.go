@@ -3,8 +3,10 @@ package testenv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -88,4 +90,30 @@ func CheckAllowList(t *testing.T, x interface {
 	assert.Equal(t, "denied.example", res.Network[0].Host)
 	assert.Equal(t, policy.Deny, res.Network[0].Decision)
 	assert.Contains(t, res.Network[0].Rule, "network.unknown")
+
+	// Eight commands at once: each has its own namespace and proxy
+	// session, so each Result names its own request only.
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			host := fmt.Sprintf("denied%d.example", i)
+			script := fmt.Sprintf(`exec 3<>/dev/tcp/127.0.0.1/3128 && printf 'CONNECT %s:443 HTTP/1.1\r\nHost: x\r\n\r\n' >&3 && head -c 12 <&3`, host)
+			name := fmt.Sprintf("connect%d.sh", i)
+			if err := os.WriteFile(filepath.Join(root, name), []byte(script), 0o644); err != nil {
+				t.Error(err)
+				return
+			}
+			res, err := x.Run(t.Context(), req("bash "+name, AllowListPolicy()))
+			if !assert.NoError(t, err) {
+				return
+			}
+			assert.Equal(t, "HTTP/1.1 403", string(res.Stdout), "%s: %s", host, res.Stderr)
+			if assert.Len(t, res.Network, 1, host) {
+				assert.Equal(t, host, res.Network[0].Host)
+			}
+		}()
+	}
+	wg.Wait()
 }
