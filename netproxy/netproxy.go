@@ -21,19 +21,22 @@
 // entry of network.allow names it (the resolved-address guard). An IP
 // literal is connected only when an address entry allows it.
 //
-// A refused HTTP request or CONNECT gets "403 Forbidden" with one line a
-// model can act on:
+// A refused HTTP request or CONNECT gets 403 with one line a model can act
+// on (for CONNECT also as the status line's reason phrase, since clients
+// do not show a failed tunnel's body):
 //
 //	cordon: example.net:443 refused (network.unknown (not in network.allow)); to allow it, add "example.net" to network.allow in the policy
+//	cordon: upload.example.org:443 refused (network.deny[0] "upload.example.org"); the policy denies it: only the user can remove the entry from network.deny
 //
 // and a refused SOCKS request gets reply code 2 ("connection not allowed
 // by ruleset"). Every decision is logged with log/slog and recorded for
 // the Session that accepted the connection, so an executor reports the
 // decisions each command caused.
 //
-// Asks are put to Config.Ask (or the session's) one at a time, and each
-// host:port once per proxy, so a command that names many unknown hosts
-// causes one prompt per host.
+// Asks are put to Config.Ask (or the session's) once per host:port per
+// proxy — asks for the same host:port wait for the first answer, others
+// do not wait — so a command that names many unknown hosts causes one
+// prompt per host.
 //
 // A hostile client must not exhaust the host process: connections are
 // capped per session — per command — (Config.MaxConns) and for the whole
