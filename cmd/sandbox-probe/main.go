@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cordon-sandbox/cordon/conformance/probe"
+	"github.com/cordon-sandbox/cordon/executor/bwrap"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 )
 
@@ -34,6 +35,7 @@ func main() {
 	// The landlock executor re-executes this program as its sandbox
 	// helper; the helper never returns from Init.
 	landlock.Init()
+	bwrap.Init()
 	probe.MaybeRun()
 	os.Exit(main1())
 }

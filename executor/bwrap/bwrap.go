@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,6 +46,12 @@ const maxPlans = 128
 // Executor runs commands under bubblewrap. Use New; an Executor is safe
 // for concurrent use. Close releases its derivation cache.
 type Executor struct {
+	// relayOnce makes relayBin, an execute-only copy of the host program
+	// for the allow-list's relay (not root), in relayTmp.
+	relayOnce          sync.Once
+	relayBin, relayTmp string
+	relayErr           error
+
 	cfg      Config
 	log      *slog.Logger
 	feat     *features
@@ -148,8 +155,50 @@ func (x *Executor) Close() error {
 	x.closeOnce.Do(func() {
 		close(x.closed)
 		err = x.deriver.Close()
+		if x.relayTmp != "" {
+			err = errors.Join(err, os.RemoveAll(x.relayTmp))
+		}
 	})
 	return err
+}
+
+// relayBinary returns an execute-only (0111) copy of the host program exe,
+// made once per executor: bound read-only into the sandbox as the relay,
+// it runs there but cannot be read, so the host program — which may hold
+// secrets — is not disclosed to the command.
+func (x *Executor) relayBinary(exe string) (string, error) {
+	x.relayOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "cordon-relay-bin-")
+		if err != nil {
+			x.relayErr = err
+			return
+		}
+		x.relayTmp = dir
+		src, err := os.Open(exe)
+		if err != nil {
+			x.relayErr = err
+			return
+		}
+		defer src.Close()
+		bin := filepath.Join(dir, "relay")
+		dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o700)
+		if err != nil {
+			x.relayErr = err
+			return
+		}
+		_, err = io.Copy(dst, src)
+		if cerr := dst.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Chmod(bin, 0o111)
+		}
+		x.relayBin, x.relayErr = bin, err
+	})
+	if x.relayErr != nil {
+		return "", fmt.Errorf("the relay's copy of the host program: %w", x.relayErr)
+	}
+	return x.relayBin, nil
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -219,7 +268,16 @@ func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, e
 	opts, _ := encode(pl.options, skip)
 	argv := []string{x.feat.path}
 	argv = append(argv, splitNUL(opts)...)
-	argv = append(argv, envArgs(req.Env)...)
+	env := req.Env
+	if pl.netns || pl.relay != "" {
+		env = netallow.EnvPort(env, relayPort)
+	}
+	argv = append(argv, envArgs(env)...)
+	if pl.relay != "" {
+		// The relay's copy and socket are made per executor and command.
+		return append(argv, "--ro-bind", "<execute-only copy of "+pl.relay+">", relayPath, "--bind", "<per-command proxy socket>", relaySock,
+			"--", relayPath, relayArg, relaySock, strconv.Itoa(relayPort), executor.Shell, "sh", "-c", req.Command), nil
+	}
 	return append(argv, "--", executor.Shell, "-c", req.Command), nil
 }
 
@@ -237,6 +295,10 @@ type run struct {
 	// (network allow-list only); netEvents its decisions once ended.
 	net       *netallow.Command
 	netEvents []netproxy.Event
+	// relayDir holds the proxy's Unix socket for the command's relay,
+	// relayExe the host program bound into the sandbox as the relay (not
+	// root).
+	relayDir, relayExe string
 	// notes are violations and repair problems for Result.Violations.
 	notes []string
 	once  sync.Once
@@ -274,8 +336,19 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		opts, nopts = encode(pl.options, skip)
 	}
 	cmdEnv := req.Env
-	if pl.netns {
+	switch {
+	case pl.netns:
 		if r.net, err = x.net.Begin(req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+			r.end(ctx, nil)
+			return nil, fmt.Errorf("bwrap executor: %w", err)
+		}
+		cmdEnv = r.net.Env(cmdEnv)
+	case pl.relay != "":
+		bin, err := x.relayBinary(pl.relay)
+		if err == nil {
+			err = r.beginRelay(req, bin)
+		}
+		if err != nil {
 			r.end(ctx, nil)
 			return nil, fmt.Errorf("bwrap executor: %w", err)
 		}
@@ -367,8 +440,32 @@ func (r *run) command(req *executor.Request, opts []byte, env []string) (argv []
 		argv = append(argv, "--json-status-fd", strconv.Itoa(3+len(extra)))
 		extra = append(extra, sw)
 	}
+	if r.relayDir != "" {
+		argv = append(argv, "--ro-bind", r.relayExe, relayPath, "--bind", filepath.Join(r.relayDir, "proxy.sock"), relaySock,
+			"--", relayPath, relayArg, relaySock, strconv.Itoa(relayPort), executor.Shell, "sh", "-c", req.Command)
+		return argv, extra, nil
+	}
 	argv = append(argv, "--", executor.Shell, "-c", req.Command)
 	return argv, extra, nil
+}
+
+// beginRelay listens on a Unix socket in a private directory for the
+// command's relay (Init, inside the sandbox) and serves the proxy on it.
+func (r *run) beginRelay(req *executor.Request, exe string) error {
+	dir, err := os.MkdirTemp("", "cordon-relay-")
+	if err != nil {
+		return fmt.Errorf("the relay's socket directory: %w", err)
+	}
+	r.relayDir, r.relayExe = dir, exe
+	l, err := net.Listen("unix", filepath.Join(dir, "proxy.sock"))
+	if err != nil {
+		return fmt.Errorf("the relay's socket: %w", err)
+	}
+	if r.net, err = r.x.net.Adopt(l, req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+		l.Close()
+		return err
+	}
+	return nil
 }
 
 // end runs once after the command: it reads whether bwrap started the
@@ -394,6 +491,9 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
 		}
 		r.netEvents = r.net.End()
+		if r.relayDir != "" {
+			os.RemoveAll(r.relayDir)
+		}
 		r.notes = append(r.notes, r.guard.End(ctx)...)
 	})
 	return started

@@ -4,12 +4,14 @@ package bwrap
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -115,11 +117,29 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command (protected ones are removed or restored by the guard when it ends)"
 		}
 	}
-	sandboxrun.DescribeAllowList(&caps)
+	describeAllowList(&caps)
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)
 		}
 	}
 	return caps
+}
+
+// describeAllowList reports the network allow-list: as root bwrap starts
+// in a private network namespace whose listener is the proxy; otherwise
+// the host program relays from inside the sandbox (Init); else a gap.
+func describeAllowList(caps *executor.Capabilities) {
+	err := netallow.Check()
+	if err == nil {
+		caps.Info["network_allowlist"] = "root: bwrap starts in a private network namespace (loopback only) whose one listener is the executor's proxy on 127.0.0.1:3128"
+		return
+	}
+	if _, rerr := relayExe(); rerr != nil {
+		why := fmt.Errorf("%v; and %w", err, rerr)
+		caps.Gaps = append(caps.Gaps, sandboxrun.AllowListNoNamespace(why))
+		caps.Info["network_allowlist"] = "none: " + why.Error()
+		return
+	}
+	caps.Info["network_allowlist"] = "relay: bwrap's own network namespace (loopback only), in which the host program (bwrap.Init) listens on 127.0.0.1:3128 and relays each connection to the executor's proxy over a Unix socket bound into the sandbox"
 }

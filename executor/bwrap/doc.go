@@ -76,8 +76,14 @@
 //     127.0.0.1:3128; the proxy variables point there). bwrap is forked
 //     from a launcher thread that entered the namespace and lives until
 //     the command is reaped (--die-with-parent follows the thread). Not
-//     root: strict mode refuses the allow-list (gap net-allowlist), best
-//     effort runs with no network.
+//     root: bwrap makes its own network namespace (--unshare-net) and the
+//     host program runs in it as the relay (Init): it listens on
+//     127.0.0.1:3128, runs the command as its child and relays each
+//     connection to the proxy over a Unix socket bound into the sandbox,
+//     exiting with the command's status. The relay is an execute-only
+//     (0111) copy of the program, made once per executor, so the command
+//     cannot read the program. Without Init strict mode refuses the
+//     allow-list (gap net-allowlist) and best effort runs with no network.
 //   - --unshare-user also as root: uid 0 inside maps to the caller, and
 //     with --cap-drop ALL root keeps no capability in the sandbox.
 //   - --disable-userns (bwrap ≥ 0.8; Config.NestedUserNamespaces turns

@@ -12,6 +12,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	bwrap.Init()
 	probe.MaybeRun()
 	code := m.Run()
 	if benchX != nil {

@@ -91,8 +91,11 @@ type plan struct {
 	looser     []policyderive.Element
 	guardTrees []string
 	// netns: bwrap starts in a private network namespace whose only
-	// listener is the allow-list proxy.
+	// listener is the allow-list proxy (root); relay: the host program
+	// to bind into the sandbox as the relay to the proxy instead (not
+	// root, bwrap's own network namespace).
 	netns bool
+	relay string
 }
 
 // UnknownOptionError reports a renderer argument the executor does not
@@ -109,16 +112,28 @@ func (e *UnknownOptionError) Error() string {
 // --disable-userns after --unshare-user.
 func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	var netWhy error
+	relay := ""
 	if pr.Network == policy.NetworkAllowList {
 		if netWhy = netallow.Check(); netWhy != nil {
-			// Without a private namespace to start bwrap in, the command
-			// gets a new, empty one: no network at all.
+			// Not root: bwrap makes the command's network namespace
+			// (--unshare-net, lo up) and the host program runs in it as
+			// the relay to the proxy's Unix socket (Init); without the
+			// relay the command gets no network at all.
 			cp := *pr
 			cp.Network = policy.NetworkNone
 			pr = &cp
+			if exe, err := relayExe(); err == nil {
+				relay, netWhy = exe, nil
+			} else {
+				netWhy = fmt.Errorf("%v; and %w", netWhy, err)
+			}
 		}
 	}
 	args, fid := policyderive.Bwrap(pr)
+	if relay != "" {
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
+			Detail: "bwrap's own network namespace (only loopback); inside it the host program (bwrap.Init) listens on 127.0.0.1:3128 and relays every connection to the executor's proxy over a Unix socket bound into the sandbox: nothing else is reachable"})
+	}
 	if netWhy != nil {
 		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
@@ -133,7 +148,7 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}, netns: pr.Network == policy.NetworkAllowList}
+	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}, netns: pr.Network == policy.NetworkAllowList, relay: relay}
 	for i, op := range ops {
 		if op.check {
 			pl.checks = append(pl.checks, i)
