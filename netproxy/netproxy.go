@@ -45,8 +45,8 @@
 // is closed after Config.HandshakeTimeout, request headers are limited to 64 KiB and must arrive within
 // Config.HandshakeTimeout, a SOCKS handshake likewise, connects time out
 // after Config.DialTimeout, and tunnels idle for Config.IdleTimeout are
-// closed. Data is copied through fixed 32 KiB buffers (or spliced by the
-// kernel).
+// closed. Tunnel data is copied through a fixed 32 KiB buffer per
+// direction.
 //
 // The HTTP side is the standard library's net/http server and
 // net/http/httputil.ReverseProxy (hop-by-hop headers removed, no
@@ -364,17 +364,22 @@ func (p *Proxy) resolve(ctx context.Context, c *policy.Checker, v *policy.HostVe
 	return ok, nil
 }
 
-// connect dials the checked addresses of v in order.
+// connect resolves v (with the guard) and dials the checked addresses.
 func (p *Proxy) connect(ctx context.Context, c *policy.Checker, v *policy.HostVerdict) (net.Conn, error) {
 	addrs, err := p.resolve(ctx, c, v)
 	if err != nil {
 		return nil, err
 	}
+	return p.dial(ctx, addrs, v.Port)
+}
+
+// dial connects to the checked addresses in order.
+func (p *Proxy) dial(ctx context.Context, addrs []netip.Addr, port uint16) (net.Conn, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.cfg.DialTimeout)
 	defer cancel()
 	var errs []error
 	for _, a := range addrs {
-		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a, v.Port).String())
+		c, err := p.cfg.Dial(ctx, "tcp", netip.AddrPortFrom(a, port).String())
 		if err == nil {
 			return c, nil
 		}
@@ -383,27 +388,25 @@ func (p *Proxy) connect(ctx context.Context, c *policy.Checker, v *policy.HostVe
 	return nil, errors.Join(errs...)
 }
 
-type verdictKey struct{}
+type checkedKey struct{}
 
-// checked is an allow verdict and the checker that made it, carried in
-// the forwarded request's context to the transport's dialer.
+// checked are the addresses the handler resolved and checked for an
+// allowed request, carried in the forwarded request's context to the
+// transport's dialer, which connects to them and nowhere else (no second
+// resolution that could rebind).
 type checked struct {
-	c *policy.Checker
-	v *policy.HostVerdict
+	addrs []netip.Addr
+	port  uint16
 }
 
-// dialChecked is the HTTP transport's dialer: it connects only to a
-// verdict the handler made, carried in the context.
+// dialChecked is the HTTP transport's dialer.
 func (p *Proxy) dialChecked(ctx context.Context, _, _ string) (net.Conn, error) {
-	ck, ok := ctx.Value(verdictKey{}).(checked)
-	if !ok || ck.v.Decision != policy.Allow {
-		return nil, errors.New("netproxy: dial without an allow verdict")
+	ck, ok := ctx.Value(checkedKey{}).(checked)
+	if !ok || len(ck.addrs) == 0 {
+		return nil, errors.New("netproxy: dial without checked addresses")
 	}
-	return p.connect(ctx, ck.c, ck.v)
+	return p.dial(ctx, ck.addrs, ck.port)
 }
-
-// ctx returns a context that ends when the session is closed.
-func (s *Session) ctx() context.Context { return s.base }
 
 // Session is the proxy serving one listener — one command's — and
 // recording the decisions made for it.
@@ -778,7 +781,7 @@ func (s *Session) forward(w http.ResponseWriter, r *http.Request, v *policy.Host
 		},
 		ErrorLog: slog.NewLogLogger(s.p.cfg.Logger.Handler(), slog.LevelDebug),
 	}
-	rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verdictKey{}, checked{s.sc.Checker, v})))
+	rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, checked{addrs, v.Port})))
 }
 
 // pipe copies both ways until either side ends or is idle for

@@ -426,3 +426,23 @@ func TestIdleKeepAliveClosed(t *testing.T) {
 	var ne net.Error
 	assert.False(t, errors.As(err, &ne) && ne.Timeout(), "the proxy closed the idle connection: %v", err)
 }
+
+// TestForwardResolvesOnce: a forwarded HTTP request is connected to the
+// addresses the guard checked, not to a second resolution that could
+// rebind (a resolver that answers loopback once, then a public address,
+// is asked once per request).
+func TestForwardResolvesOnce(t *testing.T) {
+	var calls atomic.Int64
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false, func(c *netproxy.Config) {
+		c.Resolve = func(ctx context.Context, host string) ([]netip.Addr, error) {
+			if calls.Add(1) > 1 {
+				return []netip.Addr{netip.MustParseAddr("192.0.2.1")}, nil // would be dialled on a second lookup
+			}
+			return resolver(ctx, host)
+		}
+	})
+	code, body := f.httpGet(t, "allowed.test")
+	assert.Equal(t, 200, code, body)
+	assert.Equal(t, int64(1), calls.Load())
+	assert.Equal(t, int64(1), f.canary.conns.Load())
+}

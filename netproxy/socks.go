@@ -95,7 +95,7 @@ func (s *Session) socks(c *peekConn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	ctx := s.ctx()
+	ctx := s.base
 	v, err := s.p.decide(ctx, s.sc, host, port)
 	if err != nil {
 		socksReply(c, socksAddrUnsupported)
