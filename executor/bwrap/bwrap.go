@@ -338,7 +338,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	cmdEnv := req.Env
 	switch {
 	case pl.netns:
-		if r.net, err = x.net.Begin(req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+		if r.net, err = x.net.Begin(req.Policy, req.AskNetwork); err != nil {
 			r.end(ctx, nil)
 			return nil, fmt.Errorf("bwrap executor: %w", err)
 		}
@@ -461,7 +461,7 @@ func (r *run) beginRelay(req *executor.Request, exe string) error {
 	if err != nil {
 		return fmt.Errorf("the relay's socket: %w", err)
 	}
-	if r.net, err = r.x.net.Adopt(l, req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+	if r.net, err = r.x.net.Adopt(l, req.Policy, req.AskNetwork); err != nil {
 		l.Close()
 		return err
 	}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // relayArg is the first argument under which the executor runs the host
@@ -23,7 +25,7 @@ const relayArg = "cordon-bwrap-relay-7c41e2"
 const (
 	relayPath  = "/tmp/.cordon-relay"
 	relaySock  = "/tmp/.cordon-proxy.sock"
-	relayPort  = 3128
+	relayPort  = policyderive.ProxyPort
 	relayWhyNo = "the network allow-list without root needs the host program to call bwrap.Init first thing in main (and in TestMain), so it can run inside the sandbox as the relay to the proxy"
 )
 

@@ -375,7 +375,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if sp.allowList {
 		ns, err := x.boxNetNS(ctx, b)
 		if err == nil {
-			r.net, err = x.net.BeginIn(ns, req.Policy, req.Root, req.Home, req.AskNetwork)
+			r.net, err = x.net.BeginIn(ns, req.Policy, req.AskNetwork)
 		}
 		if err != nil {
 			x.release(b)

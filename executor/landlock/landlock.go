@@ -314,7 +314,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		// Not root: the command's child makes its network namespace (in
 		// its user namespace) and hands the proxy listener over.
 		if r.handoff, err = newNetHandoff(func(l net.Listener) error {
-			c, err := x.net.Adopt(l, req.Policy, req.Root, req.Home, req.AskNetwork)
+			c, err := x.net.Adopt(l, req.Policy, req.AskNetwork)
 			r.net = c
 			return err
 		}); err != nil {
@@ -324,7 +324,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		}
 		env = netallow.EnvPort(env, policyderive.ProxyPort)
 	case pl.netns:
-		if r.net, err = x.net.Begin(req.Policy, req.Root, req.Home, req.AskNetwork); err != nil {
+		if r.net, err = x.net.Begin(req.Policy, req.AskNetwork); err != nil {
 			x.rulesets.release(ref)
 			r.end(ctx)
 			return nil, fmt.Errorf("landlock executor: %w", err)

@@ -128,15 +128,17 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		pr = withoutProtectMasks(pr)
 	}
 	netDowngraded, netChild := false, false
-	if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" && f.mounts == mountsUserNS && f.childNetWhy == "" {
-		netChild = true
-	} else if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" {
-		// Landlock alone restricts TCP by port: "connect to the proxy's
-		// port" would reach any host on that port. Without a private
-		// network namespace the command gets no network instead.
-		cp := *pr
-		cp.Network = policy.NetworkNone
-		pr, netDowngraded = &cp, true
+	if pr.Network == policy.NetworkAllowList && f.netnsWhy != "" {
+		// Not root: the command's child makes the namespace, where it can.
+		netChild = f.mounts == mountsUserNS && f.childNetWhy == ""
+		if !netChild {
+			// Landlock alone restricts TCP by port: "connect to the
+			// proxy's port" would reach any host on that port. Without a
+			// private network namespace the command gets no network.
+			cp := *pr
+			cp.Network = policy.NetworkNone
+			pr, netDowngraded = &cp, true
+		}
 	}
 	rs := policyderive.Landlock(pr, abi)
 	fid := rs.Fidelity

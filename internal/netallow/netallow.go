@@ -40,15 +40,16 @@ import (
 // not (private network namespaces need CAP_SYS_ADMIN).
 func Check() error { return netns.Check() }
 
-// ProxyURL is the proxy's address as the command sees it.
-var ProxyURL = "http://127.0.0.1:" + strconv.Itoa(netns.ProxyPort)
-
 // Gate is one executor's proxy.
 type Gate struct {
 	log   *slog.Logger
 	once  sync.Once
 	proxy *netproxy.Proxy
 	err   error
+	// mu guards ck, the checker of the last network setting (ckKey).
+	mu    sync.Mutex
+	ck    *policy.Checker
+	ckKey string
 }
 
 // NewGate returns a gate whose proxy logs to log (nil: discarded); the
@@ -66,14 +67,14 @@ type Command struct {
 }
 
 // Begin makes the command's namespace and starts serving its proxy
-// listener, deciding by p compiled for root and home; ask answers asks
+// listener, deciding by p's network setting; ask answers asks
 // (nil refuses them).
-func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+func (g *Gate) Begin(p *policy.Policy, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
 	ns, err := netns.New()
 	if err != nil {
 		return nil, fmt.Errorf("network allow-list: %w", err)
 	}
-	c, err := g.serve(ns, netns.ProxyPort, p, root, home, ask)
+	c, err := g.serve(ns, netns.ProxyPort, p, ask)
 	if err != nil {
 		ns.Close()
 		return nil, err
@@ -85,38 +86,59 @@ func (g *Gate) Begin(p *policy.Policy, root, home string, ask func(ctx context.C
 // BeginIn starts serving a proxy listener for one command inside an
 // existing namespace (a container's), on a port of its own; the command's
 // Env names that port.
-func (g *Gate) BeginIn(ns *netns.Namespace, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
-	return g.serve(ns, 0, p, root, home, ask)
+func (g *Gate) BeginIn(ns *netns.Namespace, p *policy.Policy, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+	return g.serve(ns, 0, p, ask)
 }
 
 // Adopt serves a proxy listener a command's child made in its own
 // network namespace (on netns.ProxyPort) and handed over.
-func (g *Gate) Adopt(l net.Listener, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
-	sess, err := g.session(l, p, root, home, ask)
+func (g *Gate) Adopt(l net.Listener, p *policy.Policy, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+	sess, err := g.session(l, p, ask)
 	if err != nil {
 		return nil, err
 	}
 	return &Command{sess: sess, port: netns.ProxyPort}, nil
 }
 
-func (g *Gate) session(l net.Listener, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*netproxy.Session, error) {
+func (g *Gate) session(l net.Listener, p *policy.Policy, ask func(ctx context.Context, host string, port uint16) bool) (*netproxy.Session, error) {
 	g.once.Do(func() { g.proxy, g.err = netproxy.New(netproxy.Config{Logger: g.log, Resolve: resolve}) })
 	if g.err != nil {
 		return nil, g.err
 	}
-	c, err := policy.NewChecker(p, root, home)
+	c, err := g.checker(p)
 	if err != nil {
 		return nil, err
 	}
 	return g.proxy.Serve(l, netproxy.SessionConfig{Checker: c, Ask: ask}), nil
 }
 
-func (g *Gate) serve(ns *netns.Namespace, port int, p *policy.Policy, root, home string, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
+// checker returns a checker for p's network setting, compiled once per
+// distinct setting (the proxy decides by Network and Hosts alone, so the
+// rest of the policy, the root and the home need no compiling per
+// command). The key is the setting's content, not the pointer, so a
+// policy changed in place gets a new checker.
+func (g *Gate) checker(p *policy.Policy) (*policy.Checker, error) {
+	key := fmt.Sprintf("%d\x00%q\x00%q\x00%d", p.Network, p.Hosts.Allow, p.Hosts.Deny, p.Hosts.Unknown)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ck != nil && g.ckKey == key {
+		return g.ck, nil
+	}
+	net := &policy.Policy{Network: p.Network, Hosts: p.Hosts.Clone(), Secrets: []string{}, Protect: policy.Protect{Disabled: true}}
+	c, err := policy.NewChecker(net, "/", "")
+	if err != nil {
+		return nil, err
+	}
+	g.ck, g.ckKey = c, key
+	return c, nil
+}
+
+func (g *Gate) serve(ns *netns.Namespace, port int, p *policy.Policy, ask func(ctx context.Context, host string, port uint16) bool) (*Command, error) {
 	l, err := ns.Listen(port)
 	if err != nil {
 		return nil, fmt.Errorf("network allow-list: the proxy listener: %w", err)
 	}
-	sess, err := g.session(l, p, root, home, ask)
+	sess, err := g.session(l, p, ask)
 	if err != nil {
 		l.Close()
 		return nil, err

@@ -77,7 +77,7 @@ func newNamespace() (*Namespace, error) {
 			return
 		}
 		var ns *Namespace
-		err = loopbackUp()
+		err = LoopbackUp()
 		if err == nil {
 			var f *os.File
 			if f, err = os.Open("/proc/thread-self/ns/net"); err == nil {
@@ -100,11 +100,9 @@ func newNamespace() (*Namespace, error) {
 }
 
 // LoopbackUp sets IFF_UP on lo in the calling thread's network
-// namespace (the sandbox helper's, in its own user namespace).
-func LoopbackUp() error { return loopbackUp() }
-
-// loopbackUp sets IFF_UP on lo in the calling thread's namespace.
-func loopbackUp() error {
+// namespace (a new one's, or the sandbox helper's in its own user
+// namespace).
+func LoopbackUp() error {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("netns: socket: %w", err)

@@ -4,7 +4,6 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -103,20 +102,6 @@ func WritableTrees(pr *policyderive.Profile) []string {
 		}
 	}
 	return out
-}
-
-// DescribeAllowList reports the network allow-list in caps for a backend
-// that gives each command a private network namespace (landlock, bwrap):
-// enforced where private network namespaces can be made (netallow.Check),
-// else a gap saying allow-list commands get no network at all.
-func DescribeAllowList(caps *executor.Capabilities) {
-	if err := netallow.Check(); err != nil {
-		caps.Gaps = append(caps.Gaps, executor.Gap{Control: executor.ControlNetAllowList,
-			Reason: "no private network namespace for commands (" + err.Error() + "): under network.allow commands get no network at all, not the proxy"})
-		caps.Info["network_allowlist"] = "none: " + err.Error()
-		return
-	}
-	caps.Info["network_allowlist"] = "each command runs in a private network namespace (loopback only) whose one listener is the executor's proxy on " + netallow.ProxyURL + " (needs CAP_SYS_ADMIN: root)"
 }
 
 // AllowListUnsupported is the gap of a backend that does not offer the
