@@ -3,6 +3,7 @@
 package procgroup_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -54,11 +56,25 @@ func keys(m map[int]string) []int {
 }
 
 // waitExec waits until pid runs path (its exec is done).
+//
+// It also waits until the process sleeps (state S): right after the exec
+// the dynamic loader holds the libraries it maps open as descriptors 3,
+// 4, ... for a moment, which a read of /proc/PID/fd must not mistake for
+// inherited ones.
 func waitExec(t *testing.T, pid int, path string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
 		exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
-		return exe == path
+		if exe != path {
+			return false
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return false
+		}
+		// pid (comm) state ...: the state follows the last ')'.
+		rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
+		return strings.HasPrefix(strings.TrimSpace(rest), "S")
 	}, 5*time.Second, 5*time.Millisecond)
 }
 
