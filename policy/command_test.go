@@ -60,6 +60,8 @@ func decideCmd(t testing.TB, c *Checker, cmd string) *CommandVerdict {
 // the same shape running ls, must be allowed, so that a gate asking for
 // everything cannot pass.
 func TestCommandGateBypassCorpus(t *testing.T) {
+	// Bash-only syntax has no allowed twin: /bin/sh may be dash, which
+	// reads it differently, so the gate asks.
 	corpus := []struct{ bypass, twin string }{
 		{"rm x", "ls x"},
 		{"r''m x", "l''s x"},
@@ -87,7 +89,7 @@ func TestCommandGateBypassCorpus(t *testing.T) {
 		{"bash -o pipefail -c 'rm x'", "bash -o pipefail -c 'ls x'"},
 		{`sh -c "sh -c 'rm x'"`, `sh -c "sh -c 'ls x'"`},
 		{"sh <<'EOF'\nrm x\nEOF", "sh <<'EOF'\nls x\nEOF"},
-		{"bash <<< 'rm x'", "bash <<< 'ls x'"},
+		{"bash <<< 'rm x'", ""},
 		{"env rm x", "env ls x"},
 		{"env -i rm x", "env -i ls x"},
 		{"env -i -u PATH A=1 rm x", "env -i -u PATH A=1 ls x"},
@@ -115,15 +117,15 @@ func TestCommandGateBypassCorpus(t *testing.T) {
 		{`find . -ok rm x \;`, `find . -ok ls x \;`},
 		{"echo $(rm x)", "echo $(ls x)"},
 		{"echo `rm x`", "echo `ls x`"},
-		{"cat <(rm x)", "cat <(ls x)"},
-		{"cat > >(rm x)", "cat > >(ls x)"},
+		{"cat <(rm x)", ""},
+		{"cat > >(rm x)", ""},
 		{"ls\nrm x", "ls\nls x"},
 		{"ls; rm x", "ls; ls x"},
 		{"ls & rm x", "ls & ls x"},
 		{"true || rm x", "true || ls x"},
 		{"true && rm x", "true && ls x"},
 		{"ls | rm x", "ls | cat"},
-		{"ls |& rm x", "ls |& cat"},
+		{"ls |& rm x", ""},
 		{"(rm x)", "(ls x)"},
 		{"{ rm x; }", "{ ls x; }"},
 		{"if true; then rm x; fi", "if true; then ls x; fi"},
@@ -131,10 +133,10 @@ func TestCommandGateBypassCorpus(t *testing.T) {
 		{"for i in 1; do rm x; done", "for i in 1; do ls x; done"},
 		{"case a in a) rm x;; esac", "case a in a) ls x;; esac"},
 		{"f() { rm x; }; f", "f() { ls x; }; f"},
-		{"function g { rm x; }; g", "function g { ls x; }; g"},
+		{"function g { rm x; }; g", ""},
 		{"x=$(rm x)", "x=$(ls x)"},
 		{"[[ -n $(rm x) ]]", "[[ -n $(ls x) ]]"},
-		{"(( $(rm x) ))", "(( $(ls x) ))"},
+		{"(( $(rm x) ))", ""},
 		{"echo ${X:-$(rm x)}", "echo ${X:-$(ls x)}"},
 		{"sudo rm x", "sudo ls x"},
 		{"sudo -u root rm x", "sudo -u root ls x"},

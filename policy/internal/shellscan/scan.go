@@ -182,9 +182,14 @@ type Result struct {
 	Claims   []Claim
 }
 
-var parsers = sync.Pool{New: func() any {
-	return syntax.NewParser(syntax.Variant(syntax.LangBash))
-}}
+var (
+	parsers = sync.Pool{New: func() any {
+		return syntax.NewParser(syntax.Variant(syntax.LangBash))
+	}}
+	posixParsers = sync.Pool{New: func() any {
+		return syntax.NewParser(syntax.Variant(syntax.LangPOSIX))
+	}}
+)
 
 // Scan parses src and returns its segments and claims. Input that cannot be
 // parsed, or exceeds a cap, yields a Dynamic segment saying why.
@@ -202,7 +207,34 @@ func Scan(src string, opts Options) *Result {
 	}
 	st := &cwdState{dirs: []string{""}}
 	w.source(ctx{depth: 0}, src, st, "")
+	w.res.Segments = dedupeSegments(w.res.Segments)
 	return w.res
+}
+
+// dedupeSegments drops segments equal to an earlier one: the bash and the
+// POSIX reading of a command mostly agree.
+func dedupeSegments(segs []Segment) []Segment {
+	if len(segs) < 2 {
+		return segs
+	}
+	seen := make(map[string]bool, len(segs))
+	out := segs[:0]
+	var b strings.Builder
+	for _, s := range segs {
+		b.Reset()
+		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%d", s.Text, s.Dynamic, s.Opaque, s.Depth)
+		for _, f := range s.Forms {
+			fmt.Fprintf(&b, "\x00%t%t", f.Wrapper, f.OpenTail)
+			for _, w := range f.Words {
+				fmt.Fprintf(&b, "\x01%d%s\x02%s", w.Kind, w.Value, w.Pattern)
+			}
+		}
+		if k := b.String(); !seen[k] {
+			seen[k] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // ctx is the source being walked and the nesting depth.
@@ -226,14 +258,42 @@ type walker struct {
 	res  *Result
 
 	seenClaims map[Claim]struct{}
-	funcs      map[string]*syntax.Stmt
-	funcSrc    map[string]string
-	active     map[string]bool
 	// quiet > 0 suppresses segments (re-walks for claims and directories).
 	quiet   int
 	steps   int
 	aborted bool
 	capHit  bool
+
+	shellState
+}
+
+func (s shellState) clone() shellState {
+	out := s
+	out.funcs, out.funcSrc, out.active = nil, nil, nil
+	if s.funcs != nil {
+		out.funcs, out.funcSrc = make(map[string]*syntax.Stmt, len(s.funcs)), make(map[string]string, len(s.funcSrc))
+		for k, v := range s.funcs {
+			out.funcs[k] = v
+		}
+		for k, v := range s.funcSrc {
+			out.funcSrc[k] = v
+		}
+	}
+	if s.active != nil {
+		out.active = make(map[string]bool, len(s.active))
+		for k, v := range s.active {
+			out.active[k] = v
+		}
+	}
+	return out
+}
+
+// shellState is what a walk learns about the shell's state: functions,
+// and variables that change how later words resolve.
+type shellState struct {
+	funcs   map[string]*syntax.Stmt
+	funcSrc map[string]string
+	active  map[string]bool
 
 	homeChanged string
 	pwdChanged  string
@@ -266,7 +326,42 @@ func (w *walker) source(c ctx, src string, st *cwdState, what string) {
 		w.dynamic(c, src, reason)
 		return
 	}
+	// The command runs under /bin/sh, which is dash on Debian and bash
+	// or busybox ash elsewhere: it is judged as every one of them reads
+	// it. Bash-only syntax that POSIX sh cannot parse is read by dash as
+	// something else (`cmd &>f` is `cmd &` and `>f`); what POSIX sh
+	// parses differently ($'...' is a "$" and a quoted string to dash)
+	// is walked a second time, in the POSIX reading.
+	if needsPOSIX(src) {
+		pp := posixParsers.Get().(*syntax.Parser)
+		pf, perr := pp.Parse(strings.NewReader(src), "")
+		posixParsers.Put(pp)
+		if perr != nil {
+			w.dynamic(c, src, "bash-only syntax, which /bin/sh (dash, a POSIX shell) reads differently: "+perr.Error()+
+				"; write the command in POSIX sh syntax")
+			w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
+			return
+		}
+		pst := st.clone()
+		saved := w.shellState.clone()
+		w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
+		after := w.shellState
+		w.shellState = saved
+		w.stmts(ctx{src: src, depth: c.depth}, pf.Stmts, pst)
+		w.shellState = after
+		st.union(pst)
+		return
+	}
 	w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
+}
+
+// needsPOSIX reports whether src contains anything bash and POSIX sh may
+// read differently: $'...', $"...", bash-only operators and keywords,
+// brace expansion, arrays, [[ ]], (( )) and ${...} forms. A string
+// without any of these characters parses the same in both.
+func needsPOSIX(src string) bool {
+	return strings.ContainsAny(src, "$&|<>{}[]()=") || strings.Contains(src, "function") ||
+		strings.Contains(src, "select") || strings.Contains(src, "coproc")
 }
 
 func (w *walker) tooDeep(c ctx, n syntax.Node) bool {

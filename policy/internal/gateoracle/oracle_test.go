@@ -1,0 +1,147 @@
+package gateoracle
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+func needOracle(t *testing.T) *Fixture {
+	t.Helper()
+	if why := Available(); why != "" {
+		t.Skip("skipping: " + why)
+	}
+	f, err := NewFixture(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func checkers(t *testing.T, f *Fixture) map[string]*policy.Checker {
+	t.Helper()
+	out := map[string]*policy.Checker{}
+	for name, p := range Policies() {
+		c, err := policy.NewChecker(p, f.Root, f.Home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = c
+	}
+	return out
+}
+
+// TestOracleSees runs commands that do what the policy forbids, without
+// asking the gate, and requires the oracle to report each under every
+// shell; each has an allowed twin the oracle must pass, so that neither a
+// blind oracle nor one that reports everything can pass.
+func TestOracleSees(t *testing.T) {
+	f := needOracle(t)
+	c := checkers(t, f)["coding"]
+	cases := []struct{ bad, twin, want string }{
+		{"cat .env", "cat a.txt", "read"},
+		{"cat envlink", "cat src/main.go", "read"},
+		{"cat envhard", "cat b.txt", "hard link"},
+		{"cat ~/.ssh/id_rsa", "cat ~/.gitconfig >/dev/null", "read"},
+		{"cat secrets/db.txt", "cat sub/a.txt", "read"},
+		{"ls secrets", "ls sub", "listed"},
+		{"echo x > .git/hooks/pre-commit", "echo x > src/new.txt", "wrote"},
+		{"echo x > /tmp/oracle-x", "echo x > sub/new.txt", "wrote"},
+		{"mkdir /tmp/oracle-d", "mkdir sub/d", "wrote"},
+		{"rm a.txt", "ls a.txt", "executed"},
+		{"git push -q origin main:other", "git status --short", "push"},
+		{"ln .env copy", "ln a.txt copy", "linked"},
+		{"cd secrets && cat api.key", "cd sub && cat a.txt", "read"},
+	}
+	ctx := context.Background()
+	for _, sh := range Shells {
+		for _, tc := range cases {
+			tr, err := Run(ctx, f, sh, tc.bad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			vs := Judge(c, f, tr)
+			if sh.Name == "busybox" && tc.want == "executed" {
+				// busybox sh runs its applets (rm) without exec: the
+				// oracle sees their effects, not their names.
+			} else if !anyContains(vs, tc.want) {
+				t.Errorf("%s: %q: the oracle saw no %q violation: %v\nevents: %v\noutput: %s", sh.Name, tc.bad, tc.want, vs, tr.Events, tr.Output)
+			}
+			tr, err = Run(ctx, f, sh, tc.twin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if vs := Judge(c, f, tr); len(vs) != 0 {
+				t.Errorf("%s: twin %q: violations %v\noutput: %s", sh.Name, tc.twin, vs, tr.Output)
+			}
+			if tr.Err != nil {
+				t.Errorf("%s: twin %q failed: %v: %s", sh.Name, tc.twin, tr.Err, tr.Output)
+			}
+		}
+	}
+}
+
+func anyContains(vs []Violation, s string) bool {
+	for _, v := range vs {
+		if strings.Contains(v.What, s) || strings.Contains(v.Rule, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkCorpus runs every command of the corpus the gate allows under every
+// shell and fails for each violation.
+func checkCorpus(t *testing.T, name string) (allowed map[string]int, total int) {
+	f := needOracle(t)
+	entries, err := LoadCorpus(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed = map[string]int{}
+	ctx := context.Background()
+	cs := checkers(t, f)
+	names := make([]string, 0, len(cs))
+	for n := range cs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, pn := range names {
+		c := cs[pn]
+		for _, e := range entries {
+			v, err := c.DecideCommand(e.Command, "")
+			if err != nil || v.Decision != policy.Allow {
+				continue
+			}
+			allowed[pn]++
+			for _, sh := range Shells {
+				tr, err := Run(ctx, f, sh, e.Command)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, vi := range Judge(c, f, tr) {
+					t.Errorf("%s:%d [%s] %s policy: the gate allowed %q, and the run did: %v", name, e.Line, e.Class, pn, e.Command, vi)
+				}
+			}
+		}
+	}
+	return allowed, len(entries)
+}
+
+// TestAdversarialCorpus is the execution oracle over the adversarial
+// corpus: no command the gate allows may do, under any of the shells,
+// anything the policy denies or asks for.
+func TestAdversarialCorpus(t *testing.T) {
+	allowed, total := checkCorpus(t, "../../testdata/gate/adversarial.txt")
+	t.Logf("%d commands; allowed by the gate: %v", total, allowed)
+}
+
+// TestOrdinaryCorpus runs the ordinary agent commands the gate allows
+// through the same oracle.
+func TestOrdinaryCorpus(t *testing.T) {
+	allowed, total := checkCorpus(t, "../../testdata/gate/ordinary.txt")
+	t.Logf("%d commands; allowed by the gate: %v", total, allowed)
+}
