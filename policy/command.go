@@ -20,9 +20,13 @@ const (
 	// MaxCommandDepth is the deepest nesting (syntax and recursive parses
 	// of sh -c and eval strings) the gate follows.
 	MaxCommandDepth = shellscan.DefaultMaxDepth
-	// maxGlobMatches caps the existing files a glob claim is checked
-	// against, beyond the directory it is rooted in.
-	maxGlobMatches = 64
+	// maxGlobMatches caps the names a glob may expand to; more is Ask.
+	maxGlobMatches = 10000
+	// maxGlobDirs caps the directories a glob expansion reads.
+	maxGlobDirs = 1000
+	// maxTreeEntries caps the entries a recursive claim, or the search for
+	// a hard-linked file's other names, walks; more is Ask.
+	maxTreeEntries = 200000
 )
 
 // CommandError reports a command the gate refuses to judge: one containing
@@ -209,7 +213,9 @@ func (c *Checker) decideCommand(cmd, cwd string) (*CommandVerdict, error) {
 	v.Claims = append(v.Claims, ClaimVerdict{Arg: cwd, Source: "cwd", Verdict: cv})
 	j := claimJudge{c: c, cwd: cwdAbs, bases: map[string][]string{}}
 	for i := range res.Claims {
-		v.Claims = append(v.Claims, j.judge(&res.Claims[i]))
+		if cv := j.judge(&res.Claims[i]); cv.Verdict != nil {
+			v.Claims = append(v.Claims, cv)
+		}
 	}
 
 	reason := ""
@@ -395,6 +401,9 @@ type claimJudge struct {
 	cwd   string // resolved working directory; "" when unknown
 	bases map[string][]string
 	errs  map[string]string
+
+	linkIndex    map[fileKey][]string
+	linkComplete bool
 }
 
 // dirBases returns the absolute directories a claim's Dir stands for: the
@@ -457,6 +466,9 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 		}
 	}
 	for _, base := range bases {
+		if cl.Candidate && !exists(base, cl.Path) {
+			continue // a word that names no file is not a path
+		}
 		v, ok := j.decideUnder(base, cl.Path, op)
 		var err error
 		if !ok {
@@ -465,11 +477,18 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 		if err != nil {
 			v = unresolvedVerdict(cl.Path, op, "the path cannot be resolved: "+err.Error())
 		}
+		if v.Decision == Allow && v.Path != "" {
+			if cl.Recursive {
+				v = j.subtree(v.Path, op, cl.Arg, v)
+			} else if op == Read {
+				v = j.links(v.Path, v)
+			}
+		}
 		if out.Verdict == nil || v.Decision.Stricter(out.Verdict.Decision) {
 			out.Verdict = v
 		}
 		if cl.Glob != "" {
-			if g := j.globMatches(base, cl.Glob, op); g != nil && g.Decision.Stricter(out.Verdict.Decision) {
+			if g := j.globMatches(base, cl.Glob, op, cl.Recursive); g != nil && g.Decision.Stricter(out.Verdict.Decision) {
 				out.Verdict = g
 			}
 		}
@@ -529,47 +548,210 @@ func (j *claimJudge) decideUnder(base, rel string, op Op) (*Verdict, bool) {
 	return j.c.DecideResolved(cur, op), true
 }
 
-// globMatches judges the existing files a glob matches when its only glob
-// characters are in the last segment, returning the strictest verdict.
-func (j *claimJudge) globMatches(base, glob string, op Op) *Verdict {
-	dir, last := path.Split(glob)
-	if strings.ContainsAny(dir, "*?[") {
-		return nil
+// globMatches expands a glob against the file system as the shell does
+// (every segment, hidden names only for a segment that starts with "." or
+// a bracket, "." and ".." too since dash returns them) and judges every
+// match, returning the strictest verdict. A glob that matches more than
+// maxGlobMatches names, or needs more than maxGlobDirs directory reads,
+// is asked: no cap passes silently.
+func (j *claimJudge) globMatches(base, glob string, op Op, recursive bool) *Verdict {
+	start := base
+	rest := glob
+	if path.IsAbs(glob) {
+		start, rest = "/", strings.TrimLeft(glob, "/")
 	}
-	if dir == "" {
-		dir = "."
-	}
-	dir = unescapeGlob(dir)
-	abs := dir
-	if !path.IsAbs(dir) {
-		abs = filepath.Join(base, dir)
-	}
-	entries, err := os.ReadDir(abs)
-	if err != nil {
-		return nil
-	}
-	var worst *Verdict
-	n := 0
-	for _, e := range entries {
-		ok, err := path.Match(last, e.Name())
-		if err != nil {
+	cur := []string{""} // matches so far, relative to start
+	reads := 0
+	for _, seg := range strings.Split(rest, "/") {
+		if seg == "" {
+			continue
+		}
+		if !strings.ContainsAny(seg, "*?[") {
+			lit := unescapeGlob(seg)
+			for i := range cur {
+				cur[i] = path.Join(cur[i], lit)
+			}
+			continue
+		}
+		var next []string
+		for _, m := range cur {
+			if reads++; reads > maxGlobDirs {
+				return globCap(glob, op, fmt.Sprintf("reads more than %d directories", maxGlobDirs))
+			}
+			dir := filepath.Join(start, m)
+			entries, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			hidden := seg[0] == '.' || seg[0] == '[' || strings.HasPrefix(seg, `\.`)
+			names := make([]string, 0, len(entries)+2)
+			if hidden {
+				names = append(names, ".", "..")
+			}
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			for _, name := range names {
+				if name[0] == '.' && !hidden {
+					continue
+				}
+				ok, err := path.Match(seg, name)
+				if err != nil {
+					return globCap(glob, op, "it is not a pattern the gate understands: "+err.Error())
+				}
+				if ok {
+					if next = append(next, path.Join(m, name)); len(next) > maxGlobMatches {
+						return globCap(glob, op, fmt.Sprintf("matches more than %d names", maxGlobMatches))
+					}
+				}
+			}
+		}
+		cur = next
+		if len(cur) == 0 {
 			return nil
 		}
-		if !ok || strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(last, ".") {
-			continue
+	}
+	var worst *Verdict
+	for _, m := range cur {
+		p := m
+		if start == "/" {
+			p = "/" + m
 		}
-		if n++; n > maxGlobMatches {
-			break
-		}
-		v, err := j.c.DecidePathAt(base, path.Join(dir, e.Name()), op)
+		v, err := j.c.DecidePathAt(base, p, op)
 		if err != nil {
-			continue
+			continue // matched, then vanished
+		}
+		if v.Decision == Allow && recursive {
+			v = j.subtree(v.Path, op, glob, v)
+		} else if v.Decision == Allow && op == Read {
+			v = j.links(v.Path, v)
 		}
 		if worst == nil || v.Decision.Stricter(worst.Decision) {
 			worst = v
 		}
 	}
 	return worst
+}
+
+func globCap(glob string, op Op, why string) *Verdict {
+	return &Verdict{Decision: Ask, Op: op, Rule: "gate: glob", Path: glob,
+		Reason: "the glob " + glob + " " + why + "; name the files instead"}
+}
+
+// exists reports whether a file named p (relative to base) exists.
+func exists(base, p string) bool {
+	if !path.IsAbs(p) {
+		p = filepath.Join(base, p)
+	}
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// subtree judges a recursive op on the tree under abs (already allowed
+// itself): every entry is judged, without following symbolic links (each
+// link's target is judged instead), and the first that is not allowed
+// makes the claim Ask, naming it. A tree larger than maxTreeEntries is
+// asked.
+func (j *claimJudge) subtree(abs string, op Op, arg string, v *Verdict) *Verdict {
+	fi, err := os.Lstat(abs)
+	if err != nil || !fi.IsDir() {
+		if op == Read {
+			return j.links(abs, v)
+		}
+		return v
+	}
+	n := 0
+	var hit *Verdict
+	walkErr := filepath.WalkDir(abs, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if n++; n > maxTreeEntries {
+			hit = &Verdict{Decision: Ask, Op: op, Rule: "gate: recursive", Path: abs,
+				Reason: fmt.Sprintf("%s recursively covers more than %d files, too many to check; name the files or directories instead", arg, maxTreeEntries)}
+			return fs.SkipAll
+		}
+		target := p
+		if d.Type()&fs.ModeSymlink != 0 {
+			if r, err := j.c.Resolve("", p); err == nil {
+				target = r
+			}
+		}
+		ev := j.c.DecideResolved(target, op)
+		if ev.Decision == Allow && op == Read && d.Type().IsRegular() {
+			ev = j.links(target, ev)
+		}
+		if ev.Decision != Allow {
+			hit = &Verdict{Decision: Ask, Op: op, Rule: ev.Rule, Path: abs,
+				Reason: fmt.Sprintf("%s would recursively %s %s, which the policy does not allow (%s: %s)", arg, op, target, ev.Rule, ev.Reason)}
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if walkErr != nil && hit == nil {
+		return &Verdict{Decision: Ask, Op: op, Rule: "gate: recursive", Path: abs, Reason: "the tree under " + arg + " cannot be walked: " + walkErr.Error()}
+	}
+	if hit != nil {
+		return hit
+	}
+	return v
+}
+
+// links judges a read of the existing regular file abs with more than one
+// name: every other name in the root must be readable, and all of its
+// names must be found there — names elsewhere cannot be checked, so such a
+// file is asked.
+func (j *claimJudge) links(abs string, v *Verdict) *Verdict {
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return v
+	}
+	key, nlink, ok := linkInfo(fi)
+	if !ok || nlink < 2 {
+		return v
+	}
+	names, complete := j.rootNames(key)
+	for _, n := range names {
+		if nv := j.c.DecideResolved(n, Read); nv.Decision != Allow {
+			return &Verdict{Decision: nv.Decision, Op: Read, Rule: nv.Rule, Path: abs,
+				Reason: fmt.Sprintf("the file is another name (a hard link) of %s, which may not be read (%s)", n, nv.Reason)}
+		}
+	}
+	if !complete || uint64(len(names)) < nlink {
+		return &Verdict{Decision: Ask, Op: Read, Rule: "gate: hard link", Path: abs,
+			Reason: fmt.Sprintf("the file has %d names, not all of them in the root, and the gate cannot check the others", nlink)}
+	}
+	return v
+}
+
+// fileKey identifies a file.
+type fileKey struct{ dev, ino uint64 }
+
+// rootNames returns the names in the root of the file (dev, ino), from an
+// index of the root's multiply linked files built once per command, and
+// whether that index is complete.
+func (j *claimJudge) rootNames(key fileKey) ([]string, bool) {
+	if j.linkIndex == nil {
+		j.linkIndex = map[fileKey][]string{}
+		n := 0
+		j.linkComplete = filepath.WalkDir(j.c.Root(), func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			if n++; n > maxTreeEntries {
+				return fs.SkipAll
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return nil
+			}
+			if k, nlink, ok := linkInfo(fi); ok && nlink > 1 {
+				j.linkIndex[k] = append(j.linkIndex[k], p)
+			}
+			return nil
+		}) == nil && n <= maxTreeEntries
+	}
+	return j.linkIndex[key], j.linkComplete
 }
 
 func unescapeGlob(s string) string {

@@ -282,13 +282,24 @@ func (w *walker) inner(c ctx, seg *Segment, cur []xword, redirs []*syntax.Redire
 	case name == "dd":
 		w.dd(args, cst, skip)
 	case name == "tar":
+		w.recursiveMode = true
 		w.tar(seg, args, cst, skip)
+		w.recursiveMode = false
 	default:
 		if spec, ok := writers[name]; ok {
+			w.recursiveMode, _ = recursive(name, args)
 			w.writer(name, spec, args, cst, skip)
+			w.recursiveMode = false
 		}
 	}
+	rec, dot := recursive(name, args)
+	w.curName, w.recursiveMode = name, rec
 	w.genericClaims(args, cst, skip)
+	if dot && namesNoPath(name, args) {
+		here := xword{Word: Word{Value: "."}, raw: name, path: "."}
+		w.claim(&here, Read, "argument", cst)
+	}
+	w.curName, w.recursiveMode = "", false
 	if body, ok := w.funcs[cur[0].Value]; ok && !w.active[cur[0].Value] {
 		w.callFunc(c, cur[0].Value, body, st)
 	}
@@ -684,6 +695,7 @@ func (w *walker) awkProgram(seg *Segment, name, prog string) {
 // subcommand.
 func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 	args := cur[1:]
+	var workTree *xword
 	i := 0
 	for ; i < len(args); i++ {
 		a := &args[i]
@@ -700,6 +712,7 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 			seg.opaque("git " + opt + " sets configuration that can run commands")
 		}
 		pathOpt := opt == "-C" || opt == "--git-dir" || opt == "--work-tree"
+		treeOpt := opt == "-C" || opt == "--work-tree"
 		switch opt {
 		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source":
 		default:
@@ -709,6 +722,9 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 			if pathOpt {
 				x := subword(w, a, opt+"=")
 				w.claim(&x, Read, "option", cst)
+				if treeOpt {
+					workTree = &x
+				}
 			}
 			continue
 		}
@@ -717,6 +733,9 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 			skip[i] = true
 			if pathOpt {
 				w.claim(&args[i], Read, "option", cst)
+				if treeOpt {
+					workTree = &args[i]
+				}
 			}
 		}
 	}
@@ -729,6 +748,39 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 		return
 	}
 	sub, rest := args[i].Value, args[i+1:]
+	if why := gitOpaque(sub, rest); why != "" {
+		seg.opaque(why)
+	}
+	for j := 0; j < len(rest); j++ {
+		r := &rest[j]
+		if r.Kind != Literal {
+			continue
+		}
+		for _, o := range gitWrites[sub] {
+			switch {
+			case strings.HasPrefix(r.Value, o+"=") && strings.HasPrefix(o, "--"):
+				x := subword(w, r, o+"=")
+				w.claim(&x, Write, "writer argument", cst)
+				skip[i+1+j] = true
+			case r.Value == o && j+1 < len(rest):
+				w.claim(&rest[j+1], Write, "writer argument", cst)
+				skip[i+1+j], skip[i+2+j] = true, true
+			case len(o) == 2 && o[1] != '-' && strings.HasPrefix(r.Value, o) && len(r.Value) > 2 && !strings.HasPrefix(r.Value, "--"):
+				x := subword(w, r, o)
+				w.claim(&x, Write, "writer argument", cst)
+				skip[i+1+j] = true
+			}
+		}
+	}
+	if op, ok := gitRecursive(sub, rest); ok {
+		tree := xword{Word: Word{Value: "."}, raw: "git " + sub, path: "."}
+		if workTree != nil {
+			tree = *workTree
+		}
+		w.recursiveMode = true
+		w.claim(&tree, op, "argument", cst)
+		w.recursiveMode = false
+	}
 	switch sub {
 	case "config":
 		global, file, set := false, "", 0
@@ -836,6 +888,7 @@ func (w *walker) find(c ctx, seg *Segment, args []xword, st, cst *cwdState, skip
 				if inner[n].Kind != Dynamic && strings.Contains(inner[n].Value, "{}") {
 					inner[n].Kind, inner[n].dyn = Dynamic, "find replaces {}"
 					inner[n].unresolved = "find replaces {} with each file it finds"
+					inner[n].found = inner[n].Value == "{}"
 				}
 			}
 			if len(inner) == 0 {
@@ -849,7 +902,12 @@ func (w *walker) find(c ctx, seg *Segment, args []xword, st, cst *cwdState, skip
 				for n := range inner {
 					raws[n] = inner[n].raw
 				}
+				// {} is a file find found: a claim on the trees
+				// find walks.
+				saved, savedCst := w.findStarts, w.findCst
+				w.findStarts, w.findCst = findStarts(args, starts), cst
 				w.command(c, strings.Join(raws, " "), inner, nil, ist.clone(), "")
+				w.findStarts, w.findCst = saved, savedCst
 			}
 			if k < len(args) {
 				skip[k] = true
@@ -857,15 +915,25 @@ func (w *walker) find(c ctx, seg *Segment, args []xword, st, cst *cwdState, skip
 			j = k
 		}
 	}
-	if len(starts) == 0 {
-		dot := xword{Word: Word{Value: "."}, raw: "find", path: "."}
-		w.claim(&dot, startOp, "argument", cst)
-	}
 	src := "argument"
 	if startOp == Write {
 		src = "writer argument"
 	}
-	for _, s := range starts {
-		w.claim(&args[s], startOp, src, cst)
+	w.recursiveMode = true
+	for _, s := range findStarts(args, starts) {
+		w.claim(&s, startOp, src, cst)
 	}
+	w.recursiveMode = false
+}
+
+// findStarts returns the trees find walks: its start operands, or ".".
+func findStarts(args []xword, starts []int) []xword {
+	if len(starts) == 0 {
+		return []xword{{Word: Word{Value: "."}, raw: "find", path: "."}}
+	}
+	out := make([]xword, len(starts))
+	for i, s := range starts {
+		out[i] = args[s]
+	}
+	return out
 }

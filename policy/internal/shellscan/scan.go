@@ -162,6 +162,16 @@ type Claim struct {
 	// Unresolved says why Path cannot be known; such a claim must never be
 	// allowed.
 	Unresolved string
+	// Candidate marks an operand that does not look like a path (no "/",
+	// ".", "~"): it is judged only when a file of that name exists.
+	Candidate bool
+	// Recursive marks a claim on the whole tree under Path (grep -r, find,
+	// cp -r, rm -r, git add -A, ...).
+	Recursive bool
+	// Operand marks a claim on a word whose value is only known at run
+	// time (a variable, a command substitution), judged as unresolved;
+	// Unresolved says why.
+	Operand bool
 }
 
 // Options configures Scan.
@@ -261,6 +271,15 @@ type walker struct {
 	// quiet > 0 suppresses segments (re-walks for claims and directories).
 	quiet   int
 	steps   int
+	// curName is the program whose operands are being claimed.
+	curName string
+	// candidateMode makes claim record candidates, recursiveMode
+	// recursive claims.
+	candidateMode, recursiveMode bool
+	// findStarts are the trees of the find whose -exec command is being
+	// walked, claimed for its {} (with the directory state findCst).
+	findStarts []xword
+	findCst    *cwdState
 	aborted bool
 	capHit  bool
 
@@ -815,8 +834,24 @@ func (w *walker) recurse(c ctx, code string, st *cwdState, what string) {
 
 // claim records a path claim against every possible directory.
 func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
-	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source}
-	if x.Kind == Literal && (isPseudoDevice(x.path) || strings.Contains(x.path, "://")) {
+	if x.found && w.findStarts != nil {
+		starts, cst := w.findStarts, w.findCst
+		w.findStarts = nil
+		saved := w.recursiveMode
+		w.recursiveMode = true
+		for i := range starts {
+			w.claim(&starts[i], op, source, cst)
+		}
+		w.recursiveMode, w.findStarts = saved, starts
+		return
+	}
+	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source, Candidate: w.candidateMode, Recursive: w.recursiveMode}
+	if x.Kind == Literal && isPseudoDevice(x.path) {
+		return
+	}
+	if x.Kind != Dynamic && path.IsAbs(x.path) && procPath(x.path) {
+		cl.Unresolved = x.path + " names a file through /proc or a descriptor, which the gate cannot resolve as the command will"
+		w.addClaim(cl)
 		return
 	}
 	if x.unresolved != "" {
@@ -1011,21 +1046,37 @@ func looksLikePath(x *xword) bool {
 		return false
 	}
 	if x.Kind == Dynamic {
-		return (x.slash || x.tilde) && !strings.Contains(x.raw, "://")
+		return x.slash || x.tilde
 	}
 	v := x.path
-	if v == "" || strings.Contains(v, "://") || isPseudoDevice(v) {
+	if v == "" || isPseudoDevice(v) {
 		return false
 	}
 	return x.tilde || strings.ContainsAny(v, "/.")
 }
 
-// isPseudoDevice reports the device files that are never claims.
+// isPseudoDevice reports the device files that are never claims: the
+// null, zero and random devices, the terminal, and the standard streams
+// and descriptors themselves (/dev/fd/N, but not a path through one).
 func isPseudoDevice(p string) bool {
 	switch p {
 	case "/dev/null", "/dev/zero", "/dev/stdin", "/dev/stdout", "/dev/stderr",
 		"/dev/tty", "/dev/random", "/dev/urandom":
 		return true
 	}
-	return strings.HasPrefix(p, "/dev/fd/")
+	if n, ok := strings.CutPrefix(p, "/dev/fd/"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+		return true
+	}
+	return false
+}
+
+// procPath reports a path through /proc or /dev/fd (other than the
+// pseudo-devices): another process's or descriptor's view of the file
+// system (/proc/self/cwd/.env, /dev/fd/3/../x), which the gate cannot
+// resolve the way the command will.
+func procPath(p string) bool {
+	p = path.Clean(p)
+	return p == "/proc" || strings.HasPrefix(p, "/proc/") || p == "/dev/fd" ||
+		strings.HasPrefix(p, "/dev/fd/") && !isPseudoDevice(p) ||
+		p == "/dev/stdin" || p == "/dev/stdout" || p == "/dev/stderr" || strings.HasPrefix(p, "/dev/std")
 }

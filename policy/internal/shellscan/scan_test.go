@@ -197,9 +197,14 @@ type claim struct {
 	Src  string
 }
 
+// claims returns the claims other than candidates (see
+// TestShellscanCandidates).
 func claims(r *Result) []claim {
 	var out []claim
 	for _, c := range r.Claims {
+		if c.Candidate {
+			continue
+		}
 		p := c.Path
 		if c.Unresolved != "" {
 			p = "?" + c.Arg
@@ -207,6 +212,43 @@ func claims(r *Result) []claim {
 		out = append(out, claim{c.Op, p, c.Dir, c.Source})
 	}
 	return out
+}
+
+// TestShellscanCandidates checks the operands that do not look like paths:
+// each literal is a candidate (judged when such a file exists), a word
+// only known at run time is an unresolved operand, and the programs that
+// never open operands claim neither.
+func TestShellscanCandidates(t *testing.T) {
+	tests := []struct {
+		cmd        string
+		candidates []string
+		operands   []string
+	}{
+		{"cat envlink", []string{"envlink"}, nil},
+		{"git status", []string{"status"}, nil},
+		{"curl https://example.com/a.json", []string{"https:/example.com/a.json"}, nil},
+		{"cat http://x/../../.env", []string{".env"}, nil},
+		{"F=.env; cat $F", nil, []string{"$F"}},
+		{"cat $(cat list)", []string{"list"}, []string{"$(cat list)"}},
+		{"echo $F plain; printf %s $F; test -f $F", nil, nil},
+		{"[ -n \"$x\" ]", nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			var cands, ops []string
+			for _, c := range Scan(tt.cmd, Options{Home: home}).Claims {
+				switch {
+				case c.Candidate:
+					cands = append(cands, c.Path)
+				case c.Operand:
+					ops = append(ops, c.Arg)
+					assert.NotEmpty(t, c.Unresolved)
+				}
+			}
+			assert.Equal(t, tt.candidates, cands)
+			assert.Equal(t, tt.operands, ops)
+		})
+	}
 }
 
 func TestShellscanClaims(t *testing.T) {
@@ -281,7 +323,7 @@ func TestShellscanClaims(t *testing.T) {
 		{"git config core.hooksPath x", []claim{{W, ".git/config", "", "writer argument"}, {R, "core.hooksPath", "", "argument"}}},
 		{"find . -delete", []claim{{W, ".", "", "writer argument"}}},
 		{"find /etc -name '*.conf'", []claim{{R, "/etc", "", "argument"}}},
-		{"find . -exec rm {} \\;", []claim{{W, "?{}", "", "writer argument"}, {R, ".", "", "argument"}}},
+		{"find . -exec rm {} \\;", []claim{{W, ".", "", "writer argument"}, {R, ".", "", "argument"}}},
 		{"python ./x.py", []claim{{R, "./x.py", "", "script"}}},
 		{"./run.sh", []claim{{R, "./run.sh", "", "command"}}},
 		{"env -C /tmp cat a.txt", []claim{{R, "/tmp", "", "cd"}, {R, "a.txt", "/tmp", "argument"}}},
@@ -302,7 +344,7 @@ func TestShellscanClaims(t *testing.T) {
 		{"cd ~ && cd - && cat /etc/x.conf", []claim{{R, home, "", "cd"}, {R, "/etc/x.conf", "", "argument"}}},
 		{"CDPATH=~ cd .ssh; cat id.pub", []claim{{R, ".ssh", "", "cd"}, {R, "?id.pub", "", "argument"}}},
 		{"HOME=/etc; cat ~/shadow", []claim{{R, "?~/shadow", "", "argument"}}},
-		{"for f in ~/.ssh/*; do cat $f; done", []claim{{R, home + "/.ssh", "", "argument"}}},
+		{"for f in ~/.ssh/*; do cat $f; done", []claim{{R, home + "/.ssh", "", "argument"}, {R, "?$f", "", "argument"}}},
 		{"while true; do cd sub; done; cat x.txt", []claim{{R, "sub", "", "cd"}, {R, "sub", "sub", "cd"}, {R, "sub", "sub/sub", "cd"}, {R, "?x.txt", "", "argument"}}},
 	}
 	for _, tt := range tests {

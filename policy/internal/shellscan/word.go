@@ -38,6 +38,8 @@ type xword struct {
 	tilde bool
 	// procSubst reports a word that is only a process substitution.
 	procSubst bool
+	// found reports find's {}: a file under the trees find walks.
+	found bool
 }
 
 // literal reports whether the word's value is fully known.

@@ -463,7 +463,12 @@ func (w *walker) genericClaims(args []xword, cst *cwdState, skip []bool) {
 	}
 }
 
-// argClaim claims an operand: key=value values, @file and path-looking words.
+// argClaim claims an operand: key=value values, @file and every other
+// word. A word that looks like a path is a claim; a literal that does not
+// (cat envlink) is a candidate, judged when a file of that name exists; a
+// glob is a claim on its matches; a word only known at run time ($F,
+// $(cat list)) is an unresolved operand claim — except for the programs
+// in noFileOperands, which never open their operands.
 func (w *walker) argClaim(a *xword, cst *cwdState) {
 	raw := a.Value
 	if a.Kind == Dynamic {
@@ -481,9 +486,71 @@ func (w *walker) argClaim(a *xword, cst *cwdState) {
 			return
 		}
 	}
-	if looksLikePath(a) {
-		w.claim(a, Read, "argument", cst)
+	w.operand(a, Read, "argument", cst)
+}
+
+// operand claims any operand word with op (see argClaim).
+func (w *walker) operand(a *xword, op Op, source string, cst *cwdState) {
+	if a.procSubst {
+		return
 	}
+	if noFileOperands[w.curName] && a.Kind != Literal {
+		return
+	}
+	switch {
+	case a.Kind == Literal && isURL(a.path):
+		w.candidate(a, op, source, cst)
+	case looksLikePath(a), a.Kind == Glob:
+		w.claim(a, op, source, cst)
+	case a.Kind == Literal:
+		w.candidate(a, op, source, cst)
+	case a.found && w.findStarts != nil:
+		w.claim(a, op, source, cst)
+	case a.Kind == Dynamic:
+		reason := a.unresolved
+		if reason == "" {
+			reason = a.dyn
+		}
+		cl := Claim{Arg: a.raw, Path: a.raw, Op: op, Source: source, Operand: true,
+			Unresolved: "operand " + a.raw + " is only known at run time (" + reason + ")"}
+		w.addClaim(cl)
+	}
+}
+
+// candidate claims a literal operand that does not look like a path.
+func (w *walker) candidate(a *xword, op Op, source string, cst *cwdState) {
+	if a.path == "" || a.path == "-" || isPseudoDevice(a.path) || noFileOperands[w.curName] {
+		return
+	}
+	x := *a
+	x.path = path.Clean(a.path)
+	w.candidateMode = true
+	w.claim(&x, op, source, cst)
+	w.candidateMode = false
+}
+
+// isURL reports a word shaped like scheme://...
+func isURL(s string) bool {
+	i := strings.Index(s, "://")
+	if i <= 0 {
+		return false
+	}
+	for k := 0; k < i; k++ {
+		c := s[k]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || k > 0 && (c >= '0' && c <= '9' || c == '+' || c == '.' || c == '-')) {
+			return false
+		}
+	}
+	return true
+}
+
+// noFileOperands are programs and builtins that never open their operands
+// as files: a word only known at run time is harmless there.
+var noFileOperands = map[string]bool{
+	"echo": true, "printf": true, "true": true, "false": true, ":": true, "test": true, "[": true,
+	"expr": true, "sleep": true, "seq": true, "basename": true, "dirname": true, "shift": true,
+	"exit": true, "return": true, "break": true, "continue": true, "wait": true, "kill": true,
+	"local": true, "export": true, "readonly": true, "unset": true, "set": true, "[[": true,
 }
 
 func (w *walker) valueClaim(x *xword, cst *cwdState) {

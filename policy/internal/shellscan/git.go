@@ -1,0 +1,75 @@
+package shellscan
+
+import "strings"
+
+// gitCommands are the git subcommands the gate understands: they run no
+// program named on the command line or in the environment beyond git's
+// own (hooks and configuration are protected paths, see the policy). A
+// subcommand not listed — an alias from configuration, a git-foo program
+// on PATH — is opaque.
+var gitCommands = map[string]bool{
+	"add": true, "am": true, "annotate": true, "apply": true, "archive": true, "bisect": true, "blame": true,
+	"branch": true, "bundle": true, "cat-file": true, "check-attr": true, "check-ignore": true,
+	"check-mailmap": true, "check-ref-format": true, "checkout": true, "checkout-index": true,
+	"cherry": true, "cherry-pick": true, "clean": true, "clone": true, "commit": true, "commit-graph": true,
+	"commit-tree": true, "config": true, "count-objects": true, "describe": true, "diff": true,
+	"diff-files": true, "diff-index": true, "diff-tree": true, "fetch": true, "for-each-ref": true,
+	"format-patch": true, "fsck": true, "gc": true, "grep": true, "hash-object": true, "help": true,
+	"init": true, "log": true, "ls-files": true, "ls-remote": true, "ls-tree": true, "merge": true,
+	"merge-base": true, "merge-file": true, "mktree": true, "mv": true, "name-rev": true, "notes": true,
+	"prune": true, "pull": true, "push": true, "range-diff": true, "read-tree": true, "rebase": true,
+	"reflog": true, "remote": true, "repack": true, "replace": true, "reset": true, "restore": true,
+	"rev-list": true, "rev-parse": true, "revert": true, "rm": true, "shortlog": true, "show": true,
+	"show-branch": true, "show-ref": true, "sparse-checkout": true, "stash": true, "status": true,
+	"stripspace": true, "submodule": true, "switch": true, "symbolic-ref": true, "tag": true,
+	"update-index": true, "update-ref": true, "var": true, "verify-commit": true, "verify-tag": true,
+	"version": true, "whatchanged": true, "worktree": true, "write-tree": true,
+}
+
+// gitRuns are options (by subcommand; "*" for any) that make git run a
+// program the command names: each makes the segment opaque.
+var gitRuns = map[string][]string{
+	"*":            {"--upload-pack", "--receive-pack", "--exec", "--ext-diff", "--open-files-in-pager", "--textconv"},
+	"rebase":       {"-x", "--exec"},
+	"difftool":     {"-x", "--extcmd", "-t", "--tool"},
+	"fetch":        {"-u"},
+	"clone":        {"-u", "-c", "--config", "--template"},
+	"ls-remote":    {"-u"},
+	"pull":         {"-u"},
+	"grep":         {"-O"},
+	"archive":      {"--remote"},
+	"submodule":    {"foreach"},
+	"bisect":       {"run"},
+	"init":         {"--template"},
+	"worktree":     {},
+	"format-patch": {},
+}
+
+// gitOpaque returns why the git subcommand sub with args runs a program
+// the gate cannot read, or "".
+func gitOpaque(sub string, args []xword) string {
+	if !gitCommands[sub] {
+		return "git " + sub + " is not a git command the gate knows (an alias from git's configuration, or a git-" + sub + " program, can run anything)"
+	}
+	for _, a := range args {
+		if a.Kind != Literal {
+			continue
+		}
+		v, _, _ := strings.Cut(a.Value, "=")
+		for _, set := range [][]string{gitRuns["*"], gitRuns[sub]} {
+			for _, o := range set {
+				if v == o || len(o) == 2 && o[0] == '-' && o[1] != '-' && strings.HasPrefix(a.Value, o) && !strings.HasPrefix(a.Value, "--") {
+					return "git " + sub + " " + o + " runs a program the gate cannot read"
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// gitWrites are options (by subcommand) whose value is a path git writes.
+var gitWrites = map[string][]string{
+	"diff": {"--output"}, "log": {"--output"}, "show": {"--output"}, "format-patch": {"-o", "--output-directory", "--output"},
+	"checkout-index": {"--prefix"}, "archive": {"-o", "--output"}, "bundle": {}, "worktree": {},
+	"init": {"--separate-git-dir"}, "clone": {"--separate-git-dir"},
+}

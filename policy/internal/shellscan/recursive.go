@@ -1,0 +1,144 @@
+package shellscan
+
+import "strings"
+
+// recursive reports whether the program, with these arguments, reads or
+// writes whole trees under its operands (grep -r, rg, find, ls -R, du,
+// cp -r, rm -r, chmod -R, tar c, zip -r, diff -r, git add -A), and
+// whether it walks the working directory when it names no operand.
+// One table, documented in the package doc.
+func recursive(name string, args []xword) (rec, dotDefault bool) {
+	shortHas := func(letters string) bool {
+		for _, a := range args {
+			v := a.Value
+			if a.Kind != Literal || v == "--" {
+				if v == "--" {
+					break
+				}
+				continue
+			}
+			if len(v) > 1 && v[0] == '-' && v[1] != '-' && strings.ContainsAny(v[1:], letters) {
+				return true
+			}
+		}
+		return false
+	}
+	longHas := func(names ...string) bool {
+		for _, a := range args {
+			if a.Kind != Literal {
+				continue
+			}
+			for _, n := range names {
+				if a.Value == n || strings.HasPrefix(a.Value, n+"=") {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch name {
+	case "grep", "egrep", "fgrep", "zgrep", "git-grep":
+		r := shortHas("rR") || longHas("--recursive", "--dereference-recursive", "--directories=recurse")
+		for i, a := range args {
+			if a.Value == "-d" && i+1 < len(args) && args[i+1].Value == "recurse" {
+				r = true
+			}
+		}
+		return r, r
+	case "rg", "ag", "ack", "fd", "fdfind", "tree", "du":
+		return true, true
+	case "ls", "chmod", "chown", "chgrp", "setfacl":
+		return shortHas("R") || longHas("--recursive"), false
+	case "cp", "scp":
+		return shortHas("rRa") || longHas("--recursive", "--archive"), false
+	case "rsync":
+		return shortHas("ra") || longHas("--recursive", "--archive"), false
+	case "rm":
+		return shortHas("rR") || longHas("--recursive"), false
+	case "zip":
+		return shortHas("r") || longHas("--recurse-paths"), false
+	case "diff":
+		return shortHas("r") || longHas("--recursive"), false
+	case "tar":
+		return true, false
+	case "shred", "wipe":
+		return shortHas("r"), false
+	}
+	return false, false
+}
+
+// gitRecursive reports git subcommands that read or write every file of
+// the work tree, untracked ones included: add -A/--all/., stash -u/-a,
+// clean. It returns the operation.
+func gitRecursive(sub string, args []xword) (Op, bool) {
+	has := func(opts ...string) bool {
+		for _, a := range args {
+			for _, o := range opts {
+				if a.Kind == Literal && a.Value == o {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	switch sub {
+	case "add":
+		if has("-A", "--all", ".", ":/", "*", "-f", "--force") || len(args) == 0 {
+			return Read, true
+		}
+	case "stash":
+		if has("-u", "--include-untracked", "-a", "--all") {
+			return Read, true
+		}
+	case "clean":
+		return Write, true
+	}
+	return 0, false
+}
+
+// valueOpts are the short options of the recursive readers that take the
+// next word as their value.
+var valueOpts = map[string]string{
+	"grep": "efmABCdD", "egrep": "efmABCdD", "fgrep": "efmABCdD", "zgrep": "efmABCdD",
+	"rg": "efmABCgtTjM", "ag": "ABCGgm", "ack": "ABCm", "fd": "edtEcjx", "fdfind": "edtEcjx",
+	"tree": "LPIo", "du": "BdX",
+}
+
+// namesNoPath reports whether a recursive reader that walks the working
+// directory by default was given no path operand: grep, rg, ag, ack and
+// fd take a pattern first (unless grep's -e or -f gave it).
+func namesNoPath(name string, args []xword) bool {
+	vals := valueOpts[name]
+	patternFirst := name != "tree" && name != "du"
+	n := 0
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		v := a.Value
+		if a.Kind == Literal && v == "--" {
+			n += len(args) - i - 1
+			break
+		}
+		if a.Kind == Literal && len(v) > 1 && v[0] == '-' {
+			if v[1] != '-' {
+				if len(v) == 2 && strings.Contains(vals, v[1:]) {
+					i++
+				}
+				if (name == "grep" || name == "egrep" || name == "fgrep" || name == "zgrep" || name == "rg") &&
+					(strings.ContainsAny(v[1:], "ef")) {
+					patternFirst = false
+				}
+			} else if v == "--regexp" || v == "--file" || strings.HasPrefix(v, "--regexp=") || strings.HasPrefix(v, "--file=") {
+				patternFirst = false
+				if !strings.Contains(v, "=") {
+					i++
+				}
+			}
+			continue
+		}
+		n++
+	}
+	if patternFirst && n > 0 {
+		n--
+	}
+	return n == 0
+}
