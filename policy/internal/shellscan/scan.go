@@ -269,8 +269,8 @@ type walker struct {
 
 	seenClaims map[Claim]struct{}
 	// quiet > 0 suppresses segments (re-walks for claims and directories).
-	quiet   int
-	steps   int
+	quiet int
+	steps int
 	// curName is the program whose operands are being claimed.
 	curName string
 	// candidateMode makes claim record candidates, recursiveMode
@@ -280,8 +280,8 @@ type walker struct {
 	// walked, claimed for its {} (with the directory state findCst).
 	findStarts []xword
 	findCst    *cwdState
-	aborted bool
-	capHit  bool
+	aborted    bool
+	capHit     bool
 
 	shellState
 }
