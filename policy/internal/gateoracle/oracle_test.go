@@ -2,6 +2,7 @@ package gateoracle
 
 import (
 	"context"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -144,4 +145,33 @@ func TestAdversarialCorpus(t *testing.T) {
 func TestOrdinaryCorpus(t *testing.T) {
 	allowed, total := checkCorpus(t, "../../testdata/gate/ordinary.txt")
 	t.Logf("%d commands; allowed by the gate: %v", total, allowed)
+}
+
+// TestPrintVerdicts prints the gate's verdict on every command of the
+// corpus named by $GATE_PRINT under each policy, for exploring (skipped
+// unless set).
+func TestPrintVerdicts(t *testing.T) {
+	name := os.Getenv("GATE_PRINT")
+	if name == "" {
+		t.Skip("set GATE_PRINT to a corpus file")
+	}
+	f, err := NewFixture(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := LoadCorpus(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := checkers(t, f)
+	for _, e := range entries {
+		for _, pn := range []string{"coding", "trusted"} {
+			v, err := cs[pn].DecideCommand(e.Command, "")
+			if err != nil {
+				t.Logf("%s %-7s ERR %v %q", e.Class, pn, err, e.Command)
+				continue
+			}
+			t.Logf("%s %-7s %-5v %q -- %s: %s", e.Class, pn, v.Decision, e.Command, v.Rule, v.Reason)
+		}
+	}
 }

@@ -154,6 +154,44 @@ func (w *walker) analyse(c ctx, seg *Segment, words []xword, redirs []*syntax.Re
 	}
 	seg.addForms(cur, false, openTail)
 	w.inner(c, seg, cur, redirs, st, cst)
+	if openTail && !noFileOperands[baseName(&cur[0])] {
+		w.addClaim(Claim{Arg: "xargs", Path: "xargs", Op: Read, Source: "argument", Operand: true,
+			Unresolved: "xargs appends operands read from its input, only known at run time"})
+	}
+}
+
+// setsExpansion reports set options that change expansion or what runs:
+// anything but -e, -u, -x, -v, -o pipefail and their + forms, and -f
+// (noglob), which only removes expansion.
+func setsExpansion(args []xword) bool {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a.Kind != Literal {
+			return true
+		}
+		v := a.Value
+		switch {
+		case v == "--" || v == "-":
+			return false
+		case v == "-o" || v == "+o":
+			if i+1 >= len(args) {
+				return false
+			}
+			i++
+			switch args[i].Value {
+			case "pipefail", "errexit", "nounset", "xtrace", "verbose", "noglob", "noclobber":
+			default:
+				return true
+			}
+		case len(v) > 1 && (v[0] == '-' || v[0] == '+'):
+			if strings.Trim(v[1:], "euxvfC") != "" {
+				return true
+			}
+		default:
+			return false // positional parameters
+		}
+	}
+	return false
 }
 
 // splitString splits env -S's string into words with the shell's rules.
@@ -291,6 +329,12 @@ func (w *walker) inner(c ctx, seg *Segment, cur []xword, redirs []*syntax.Redire
 			w.writer(name, spec, args, cst, skip)
 			w.recursiveMode = false
 		}
+	}
+	if why := programOpaque(name, args); why != "" {
+		seg.opaque(why)
+	}
+	if name == "shopt" || name == "set" && setsExpansion(args) {
+		seg.opaque(name + " changes how later words expand (globs, aliases, options)")
 	}
 	rec, dot := recursive(name, args)
 	w.curName, w.recursiveMode = name, rec
@@ -684,7 +728,8 @@ func (w *walker) awk(seg *Segment, name string, args []xword, cst *cwdState, ski
 
 // awkProgram flags awk programs that can run commands or write files.
 func (w *walker) awkProgram(seg *Segment, name, prog string) {
-	if strings.Contains(prog, "system") || strings.ContainsAny(prog, "|>") || strings.Contains(prog, "@load") {
+	if strings.Contains(prog, "system") || strings.ContainsAny(prog, "|><") || strings.Contains(prog, "@load") ||
+		strings.Contains(prog, "getline") || strings.Contains(prog, "@include") {
 		seg.opaque(name + " program can run commands or write files")
 	}
 }

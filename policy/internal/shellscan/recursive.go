@@ -47,7 +47,10 @@ func recursive(name string, args []xword) (rec, dotDefault bool) {
 		return r, r
 	case "rg", "ag", "ack", "fd", "fdfind", "tree", "du":
 		return true, true
-	case "ls", "chmod", "chown", "chgrp", "setfacl":
+	case "ls":
+		r := shortHas("R") || longHas("--recursive")
+		return r, r
+	case "chmod", "chown", "chgrp", "setfacl":
 		return shortHas("R") || longHas("--recursive"), false
 	case "cp", "scp":
 		return shortHas("rRa") || longHas("--recursive", "--archive"), false
@@ -109,7 +112,7 @@ var valueOpts = map[string]string{
 // fd take a pattern first (unless grep's -e or -f gave it).
 func namesNoPath(name string, args []xword) bool {
 	vals := valueOpts[name]
-	patternFirst := name != "tree" && name != "du"
+	patternFirst := name != "tree" && name != "du" && name != "ls"
 	n := 0
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -1075,6 +1075,11 @@ func isPseudoDevice(p string) bool {
 // system (/proc/self/cwd/.env, /dev/fd/3/../x), which the gate cannot
 // resolve the way the command will.
 func procPath(p string) bool {
+	for _, pre := range []string{"/proc/", "/dev/fd/", "/dev/std"} {
+		if strings.HasPrefix(p, pre) && !isPseudoDevice(p) {
+			return true
+		}
+	}
 	p = path.Clean(p)
 	return p == "/proc" || strings.HasPrefix(p, "/proc/") || p == "/dev/fd" ||
 		strings.HasPrefix(p, "/dev/fd/") && !isPseudoDevice(p) ||

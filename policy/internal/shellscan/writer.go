@@ -587,6 +587,26 @@ var envVars = map[string]envKind{
 	"GIT_EXEC_PATH": envOpaque, "GIT_TEMPLATE_DIR": envOpaque, "GIT_CONFIG_GLOBAL": envOpaque,
 	"GIT_CONFIG_SYSTEM": envOpaque, "GIT_DIR": envOpaque, "DYLD_INSERT_LIBRARIES": envOpaque,
 	"DYLD_LIBRARY_PATH": envOpaque, "GCONV_PATH": envOpaque, "IFS": envOpaque,
+	"BASH_CMDS": envOpaque, "BASH_ALIASES": envOpaque, "GLOBIGNORE": envOpaque, "BASH_COMPAT": envOpaque,
+	"BASH_LOADABLES_PATH": envOpaque, "BASH_XTRACEFD": envOpaque, "GOFLAGS": envOpaque, "GOENV": envOpaque,
+	"GOTOOLCHAIN": envOpaque, "GOROOT": envOpaque, "CC": envOpaque, "CXX": envOpaque, "CGO_CFLAGS": envOpaque,
+	"CGO_LDFLAGS": envOpaque, "MAKEFLAGS": envOpaque, "MFLAGS": envOpaque, "MAKE": envOpaque, "MAKEFILES": envOpaque,
+	"SHELL": envOpaque, "HOME": envOpaque, "XDG_CONFIG_HOME": envOpaque, "BROWSER": envCommand,
+	"JAVA_TOOL_OPTIONS": envOpaque, "_JAVA_OPTIONS": envOpaque, "JDK_JAVA_OPTIONS": envOpaque, "CLASSPATH": envOpaque,
+	"LUA_INIT": envOpaque, "RUSTC_WRAPPER": envOpaque, "RUSTFLAGS": envOpaque, "RUSTC": envOpaque,
+	"NPM_CONFIG_USERCONFIG": envOpaque, "BUNDLE_GEMFILE": envOpaque, "GEM_HOME": envOpaque, "GEM_PATH": envOpaque,
+	"FPATH": envOpaque, "CDPATH": envOpaque, "TMPDIR": envOpaque, "ZDOTDIR": envOpaque,
+}
+
+// safeEnv are variables of the opaque families above that only change
+// identities, output or buffering.
+var safeEnv = map[string]bool{
+	"GIT_AUTHOR_NAME": true, "GIT_AUTHOR_EMAIL": true, "GIT_AUTHOR_DATE": true, "GIT_COMMITTER_NAME": true,
+	"GIT_COMMITTER_EMAIL": true, "GIT_COMMITTER_DATE": true, "GIT_TERMINAL_PROMPT": true, "GIT_OPTIONAL_LOCKS": true,
+	"GIT_PAGER": true, "GIT_EDITOR": true, "GIT_SSH_COMMAND": true, "GIT_SSH": true, "GIT_EXTERNAL_DIFF": true,
+	"GIT_ASKPASS": true, "GIT_PROXY_COMMAND": true, "GIT_SEQUENCE_EDITOR": true, "GIT_FLUSH": true,
+	"PYTHONUNBUFFERED": true, "PYTHONDONTWRITEBYTECODE": true, "PYTHONHASHSEED": true, "PYTHONIOENCODING": true,
+	"PYTHONUTF8": true, "NODE_ENV": true, "NODE_NO_WARNINGS": true,
 }
 
 // opaqueVar returns why assigning name makes later commands unreadable.
@@ -595,8 +615,11 @@ func opaqueVar(name string) string {
 	switch {
 	case ok && kind == envOpaque:
 		return "setting " + name + " changes which code later commands run"
-	case strings.HasPrefix(name, "BASH_FUNC_"), strings.HasPrefix(name, "GIT_CONFIG_KEY_"),
-		strings.HasPrefix(name, "GIT_CONFIG_VALUE_"):
+	case strings.HasPrefix(name, "BASH_FUNC_"), strings.HasPrefix(name, "LD_"), strings.HasPrefix(name, "DYLD_"),
+		strings.HasPrefix(name, "PYTHON") && !safeEnv[name], strings.HasPrefix(name, "PERL"), strings.HasPrefix(name, "RUBY"),
+		strings.HasPrefix(name, "NODE_") && !safeEnv[name], strings.HasPrefix(name, "npm_config_"),
+		strings.HasPrefix(name, "NPM_CONFIG_"), strings.HasPrefix(name, "CARGO_"),
+		strings.HasPrefix(name, "GIT_") && !safeEnv[name]:
 		return "setting " + name + " changes which code later commands run"
 	}
 	return ""

@@ -1,0 +1,94 @@
+package shellscan
+
+import "strings"
+
+// runOpts are the options, per program, that make it run or load code the
+// command names (go test -exec, make --eval, rsync -e, ...). One table,
+// with programOpaque below: an option listed here makes the segment
+// opaque. A value given as "--opt=value" or, for a short option,
+// attached ("-ofoo") matches too.
+var runOpts = map[string][]string{
+	"go":     {"-exec", "-toolexec", "-vettool", "-overlay", "-modfile", "-pgo", "-fuzz"},
+	"make":   {"--eval", "-E", "-f", "--file", "--makefile", "--include-dir", "-I"},
+	"gmake":  {"--eval", "-E", "-f", "--file", "--makefile", "--include-dir", "-I"},
+	"npm":    {"--script-shell", "-c", "--call", "--node-options", "--prefix", "--userconfig", "--globalconfig"},
+	"rsync":  {"-e", "--rsh", "--rsync-path"},
+	"scp":    {"-S", "-o", "-F", "-J"},
+	"ssh":    {"-o", "-F", "-J"},
+	"sort":   {"--compress-program"},
+	"zip":    {"-TT", "--unzip-command"},
+	"script": {"-c", "--command"},
+	"su":     {"-c", "--command", "--session-command"},
+	"gdb":    {"-ex", "-x", "--command", "--eval-command", "-iex", "-ix"},
+	"less":   {"--lesskey-file", "--lesskey-src"},
+	"curl":   {"-K", "--config"},
+	"wget":   {"-e", "--execute", "--config"},
+	"grep":   {"--pre"},
+	"rg":     {"--pre"},
+	"diff":   {"--diff-program"},
+	"patch":  {"--merge"},
+	"tar":    {"--to-command", "--use-compress-program", "-I", "--info-script", "-F", "--new-volume-script", "--rsh-command"},
+}
+
+// runSubcommands are subcommands that run code the gate cannot read.
+var runSubcommands = map[string][]string{
+	"go":    {"generate", "tool"},
+	"npm":   {"exec", "x", "explore", "config", "set-script", "set", "edit"},
+	"pnpm":  {"exec", "dlx", "create", "config"},
+	"yarn":  {"exec", "dlx", "create", "config"},
+	"bun":   {"x", "create"},
+	"cargo": {"install", "--config"},
+}
+
+// alwaysOpaque are programs whose every use runs code the gate cannot read:
+// package runners, editors that read commands, command runners.
+var alwaysOpaque = map[string]string{
+	"npx": "runs a package's code", "pnpx": "runs a package's code", "bunx": "runs a package's code",
+	"ed": "reads editor commands, which can run programs", "ex": "reads editor commands, which can run programs",
+	"vi": "reads editor commands, which can run programs", "vim": "reads editor commands, which can run programs",
+	"nvim": "reads editor commands, which can run programs", "emacs": "evaluates Lisp", "parallel": "runs commands it builds",
+	"watch": "runs a command string", "flock": "runs a command", "strace": "runs a program", "ltrace": "runs a program",
+	"unshare": "runs a program", "nsenter": "runs a program", "chroot": "runs a program", "runuser": "runs a program",
+	"expect": "runs a script", "tclsh": "runs a script", "lua": "runs a script", "php": "runs a script",
+	"osascript": "runs a script", "R": "runs a script", "Rscript": "runs a script", "jshell": "runs Java",
+}
+
+// programOpaque returns why the program, with these arguments, runs code
+// the gate cannot read, or "".
+func programOpaque(name string, args []xword) string {
+	if why, ok := alwaysOpaque[name]; ok {
+		return name + " " + why + ", which the gate cannot read"
+	}
+	for _, a := range args {
+		if a.Kind != Literal {
+			continue
+		}
+		if (name == "make" || name == "gmake") && isAssignment(a.Value) {
+			return name + " " + a.Value + " overrides a variable its recipes may run"
+		}
+		v := a.Value
+		if name == "go" && strings.HasPrefix(v, "--") {
+			v = v[1:]
+		}
+		for _, o := range runOpts[name] {
+			if v == o || strings.HasPrefix(v, o+"=") ||
+				len(o) == 2 && o[0] == '-' && len(v) > 2 && strings.HasPrefix(v, o) && v[1] != '-' && name != "go" {
+				return name + " " + o + " runs code the gate cannot read"
+			}
+		}
+	}
+	if subs := runSubcommands[name]; subs != nil {
+		for _, a := range args {
+			if a.Kind != Literal || strings.HasPrefix(a.Value, "-") {
+				continue
+			}
+			for _, s := range subs {
+				if a.Value == s {
+					return name + " " + s + " runs code the gate cannot read"
+				}
+			}
+			break // only the first operand is the subcommand
+		}
+	}
+	return ""
+}
