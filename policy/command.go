@@ -479,7 +479,7 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 		}
 		if v.Decision == Allow && v.Path != "" {
 			if cl.Recursive {
-				v = j.subtree(v.Path, op, cl.Arg, v)
+				v = j.subtree(v.Path, op, cl.Arg, cl.NamesOnly, v)
 			} else if op == Read {
 				v = j.links(v.Path, v)
 			}
@@ -488,7 +488,7 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 			out.Verdict = v
 		}
 		if cl.Glob != "" {
-			if g := j.globMatches(base, cl.Glob, op, cl.Recursive); g != nil && g.Decision.Stricter(out.Verdict.Decision) {
+			if g := j.globMatches(base, cl.Glob, op, cl.Recursive, cl.NamesOnly); g != nil && g.Decision.Stricter(out.Verdict.Decision) {
 				out.Verdict = g
 			}
 		}
@@ -550,11 +550,12 @@ func (j *claimJudge) decideUnder(base, rel string, op Op) (*Verdict, bool) {
 
 // globMatches expands a glob against the file system as the shell does
 // (every segment, hidden names only for a segment that starts with "." or
-// a bracket, "." and ".." too since dash returns them) and judges every
-// match, returning the strictest verdict. A glob that matches more than
+// a bracket, "." and ".." too since dash returns them), judging every
+// directory the shell lists on the way, and judges every match (unless
+// namesOnly: the program only gets the names), returning the strictest verdict. A glob that matches more than
 // maxGlobMatches names, or needs more than maxGlobDirs directory reads,
 // is asked: no cap passes silently.
-func (j *claimJudge) globMatches(base, glob string, op Op, recursive bool) *Verdict {
+func (j *claimJudge) globMatches(base, glob string, op Op, recursive, namesOnly bool) *Verdict {
 	start := base
 	rest := glob
 	if path.IsAbs(glob) {
@@ -579,6 +580,13 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive bool) *Verd
 				return globCap(glob, op, fmt.Sprintf("reads more than %d directories", maxGlobDirs))
 			}
 			dir := filepath.Join(start, m)
+			// The shell lists dir to expand the glob.
+			if rd, err := j.c.Resolve("", dir); err == nil {
+				if lv := j.c.DecideResolved(rd, Read); lv.Decision != Allow {
+					return &Verdict{Decision: lv.Decision, Op: Read, Rule: lv.Rule, Path: rd,
+						Reason: "the shell lists " + rd + " to expand " + glob + ": " + lv.Reason}
+				}
+			}
 			entries, err := os.ReadDir(dir)
 			if err != nil {
 				continue
@@ -611,6 +619,9 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive bool) *Verd
 			return nil
 		}
 	}
+	if namesOnly {
+		return nil // the program gets names; it reads none of the files
+	}
 	var worst *Verdict
 	for _, m := range cur {
 		p := m
@@ -622,7 +633,7 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive bool) *Verd
 			continue // matched, then vanished
 		}
 		if v.Decision == Allow && recursive {
-			v = j.subtree(v.Path, op, glob, v)
+			v = j.subtree(v.Path, op, glob, false, v)
 		} else if v.Decision == Allow && op == Read {
 			v = j.links(v.Path, v)
 		}
@@ -648,11 +659,12 @@ func exists(base, p string) bool {
 }
 
 // subtree judges a recursive op on the tree under abs (already allowed
-// itself): every entry is judged, without following symbolic links (each
+// itself): every entry is judged (only directories when namesOnly: a
+// program that lists names reads no file), without following symbolic links (each
 // link's target is judged instead), and the first that is not allowed
 // makes the claim Ask, naming it. A tree larger than maxTreeEntries is
 // asked.
-func (j *claimJudge) subtree(abs string, op Op, arg string, v *Verdict) *Verdict {
+func (j *claimJudge) subtree(abs string, op Op, arg string, namesOnly bool, v *Verdict) *Verdict {
 	fi, err := os.Lstat(abs)
 	if err != nil || !fi.IsDir() {
 		if op == Read {
@@ -670,6 +682,9 @@ func (j *claimJudge) subtree(abs string, op Op, arg string, v *Verdict) *Verdict
 			hit = &Verdict{Decision: Ask, Op: op, Rule: "gate: recursive", Path: abs,
 				Reason: fmt.Sprintf("%s recursively covers more than %d files, too many to check; name the files or directories instead", arg, maxTreeEntries)}
 			return fs.SkipAll
+		}
+		if namesOnly && !d.IsDir() {
+			return nil // its name is in a listing already judged
 		}
 		target := p
 		if d.Type()&fs.ModeSymlink != 0 {

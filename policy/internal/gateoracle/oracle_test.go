@@ -175,3 +175,48 @@ func TestPrintVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// FuzzGate generates commands from a grammar of bypass constructs
+// (Generate) and runs every one the gate allows through the oracle: none
+// may do what the policy denies or asks for. The seeds run in go test.
+func FuzzGate(f *testing.F) {
+	for _, s := range []string{"", "\x00\x05", "\x07\x01\x02\x03", "\x02\x11\x04\x09", "\x08\x03\x00\x10\x00",
+		"\x06\x02\x00\x0c\x01", "\x09\x1a\x00\x03", "\x03\x00\x14\x02\x0b"} {
+		f.Add([]byte(s))
+	}
+	fx := needOracleF(f)
+	var cs map[string]*policy.Checker
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if cs == nil {
+			cs = checkers(t, fx)
+		}
+		cmd := Generate(data)
+		for _, pn := range []string{"coding", "trusted"} {
+			v, err := cs[pn].DecideCommand(cmd, "")
+			if err != nil || v.Decision != policy.Allow {
+				continue
+			}
+			for _, sh := range Shells {
+				tr, err := Run(context.Background(), fx, sh, cmd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, vi := range Judge(cs[pn], fx, tr) {
+					t.Errorf("%s policy: the gate allowed %q, and the run did: %v", pn, cmd, vi)
+				}
+			}
+		}
+	})
+}
+
+func needOracleF(f *testing.F) *Fixture {
+	f.Helper()
+	if why := Available(); why != "" {
+		f.Skip("skipping: " + why)
+	}
+	fx, err := NewFixture(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	return fx
+}

@@ -336,14 +336,23 @@ func (w *walker) inner(c ctx, seg *Segment, cur []xword, redirs []*syntax.Redire
 	if name == "shopt" || name == "set" && setsExpansion(args) {
 		seg.opaque(name + " changes how later words expand (globs, aliases, options)")
 	}
-	rec, dot := recursive(name, args)
-	w.curName, w.recursiveMode = name, rec
+	rec, dot, names := recursiveNames(name, args)
+	w.curName, w.recursiveMode, w.namesMode = name, rec, names
 	w.genericClaims(args, cst, skip)
+	// The shell itself lists the directories a glob reads, whatever
+	// the program then does with the names (echo s*/*, dd x=s*/*).
+	w.recursiveMode, w.namesMode = false, true
+	for i := range args {
+		if args[i].Kind == Glob {
+			w.claim(&args[i], Read, "glob", cst)
+		}
+	}
+	w.recursiveMode, w.namesMode = rec, names
 	if dot && namesNoPath(name, args) {
 		here := xword{Word: Word{Value: "."}, raw: name, path: "."}
 		w.claim(&here, Read, "argument", cst)
 	}
-	w.curName, w.recursiveMode = "", false
+	w.curName, w.recursiveMode, w.namesMode = "", false, false
 	if body, ok := w.funcs[cur[0].Value]; ok && !w.active[cur[0].Value] {
 		w.callFunc(c, cur[0].Value, body, st)
 	}
@@ -964,11 +973,11 @@ func (w *walker) find(c ctx, seg *Segment, args []xword, st, cst *cwdState, skip
 	if startOp == Write {
 		src = "writer argument"
 	}
-	w.recursiveMode = true
+	w.recursiveMode, w.namesMode = true, true
 	for _, s := range findStarts(args, starts) {
 		w.claim(&s, startOp, src, cst)
 	}
-	w.recursiveMode = false
+	w.recursiveMode, w.namesMode = false, false
 }
 
 // findStarts returns the trees find walks: its start operands, or ".".

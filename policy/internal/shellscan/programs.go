@@ -87,8 +87,25 @@ func programOpaque(name string, args []xword) string {
 					return name + " " + s + " runs code the gate cannot read"
 				}
 			}
+			if a.Value == "config" && configWrites(args) {
+				return name + " config changes configuration that can run code"
+			}
 			break // only the first operand is the subcommand
 		}
 	}
 	return ""
+}
+
+// configWrites reports a package manager's config subcommand that changes
+// configuration (set, delete, edit) rather than reading it.
+func configWrites(args []xword) bool {
+	for _, a := range args {
+		switch a.Value {
+		case "get", "list", "ls":
+			return false
+		case "set", "delete", "rm", "edit", "fix":
+			return true
+		}
+	}
+	return len(args) > 1
 }

@@ -8,6 +8,14 @@ import "strings"
 // whether it walks the working directory when it names no operand.
 // One table, documented in the package doc.
 func recursive(name string, args []xword) (rec, dotDefault bool) {
+	rec, dotDefault, _ = recursiveNames(name, args)
+	return rec, dotDefault
+}
+
+// recursiveNames is recursive, and also reports a program that only lists
+// names in the trees (tree, du, ls -R, fd, rg --files), reading no file's
+// contents.
+func recursiveNames(name string, args []xword) (rec, dotDefault, namesOnly bool) {
 	shortHas := func(letters string) bool {
 		for _, a := range args {
 			v := a.Value
@@ -44,30 +52,34 @@ func recursive(name string, args []xword) (rec, dotDefault bool) {
 				r = true
 			}
 		}
-		return r, r
-	case "rg", "ag", "ack", "fd", "fdfind", "tree", "du":
-		return true, true
+		return r, r, false
+	case "tree", "du", "fd", "fdfind":
+		return true, true, true
+	case "rg":
+		return true, true, longHas("--files")
+	case "ag", "ack":
+		return true, true, false
 	case "ls":
 		r := shortHas("R") || longHas("--recursive")
-		return r, r
+		return r, r, true
 	case "chmod", "chown", "chgrp", "setfacl":
-		return shortHas("R") || longHas("--recursive"), false
+		return shortHas("R") || longHas("--recursive"), false, false
 	case "cp", "scp":
-		return shortHas("rRa") || longHas("--recursive", "--archive"), false
+		return shortHas("rRa") || longHas("--recursive", "--archive"), false, false
 	case "rsync":
-		return shortHas("ra") || longHas("--recursive", "--archive"), false
+		return shortHas("ra") || longHas("--recursive", "--archive"), false, false
 	case "rm":
-		return shortHas("rR") || longHas("--recursive"), false
+		return shortHas("rR") || longHas("--recursive"), false, false
 	case "zip":
-		return shortHas("r") || longHas("--recurse-paths"), false
+		return shortHas("r") || longHas("--recurse-paths"), false, false
 	case "diff":
-		return shortHas("r") || longHas("--recursive"), false
+		return shortHas("r") || longHas("--recursive"), false, false
 	case "tar":
-		return true, false
+		return true, false, false
 	case "shred", "wipe":
-		return shortHas("r"), false
+		return shortHas("r"), false, false
 	}
-	return false, false
+	return false, false, false
 }
 
 // gitRecursive reports git subcommands that read or write every file of
@@ -94,6 +106,9 @@ func gitRecursive(sub string, args []xword) (Op, bool) {
 			return Read, true
 		}
 	case "clean":
+		if has("-n", "--dry-run") {
+			return 0, false
+		}
 		return Write, true
 	}
 	return 0, false

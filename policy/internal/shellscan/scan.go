@@ -168,6 +168,10 @@ type Claim struct {
 	// Recursive marks a claim on the whole tree under Path (grep -r, find,
 	// cp -r, rm -r, git add -A, ...).
 	Recursive bool
+	// NamesOnly marks a recursive read that lists names (find, tree, du,
+	// ls -R) without reading any file's contents: only the directories
+	// it lists are judged.
+	NamesOnly bool
 	// Operand marks a claim on a word whose value is only known at run
 	// time (a variable, a command substitution), judged as unresolved;
 	// Unresolved says why.
@@ -275,7 +279,7 @@ type walker struct {
 	curName string
 	// candidateMode makes claim record candidates, recursiveMode
 	// recursive claims.
-	candidateMode, recursiveMode bool
+	candidateMode, recursiveMode, namesMode bool
 	// findStarts are the trees of the find whose -exec command is being
 	// walked, claimed for its {} (with the directory state findCst).
 	findStarts []xword
@@ -307,6 +311,39 @@ func (s shellState) clone() shellState {
 	return out
 }
 
+// loopVar is a for loop's variable over known items.
+type loopVar struct {
+	items []xword
+	st    *cwdState
+}
+
+// loopItems returns the items of the loop variable x is exactly a
+// reference to ($f, ${f}, "$f", "${f}").
+func (w *walker) loopItems(x *xword) ([]xword, *cwdState, bool) {
+	if x.Kind != Dynamic || len(w.loopVars) == 0 {
+		return nil, nil, false
+	}
+	r := strings.TrimSuffix(strings.TrimPrefix(x.raw, `"`), `"`)
+	if len(r) != len(x.raw)-2 && r != x.raw {
+		return nil, nil, false
+	}
+	name, ok := strings.CutPrefix(r, "$")
+	if !ok {
+		return nil, nil, false
+	}
+	if b, ok := strings.CutPrefix(name, "{"); ok {
+		name, ok = strings.CutSuffix(b, "}")
+		if !ok {
+			return nil, nil, false
+		}
+	}
+	lv, ok := w.loopVars[name]
+	if !ok || !isName(name) {
+		return nil, nil, false
+	}
+	return lv.items, lv.st, true
+}
+
 // shellState is what a walk learns about the shell's state: functions,
 // and variables that change how later words resolve.
 type shellState struct {
@@ -317,6 +354,7 @@ type shellState struct {
 	homeChanged string
 	pwdChanged  string
 	cdpath      bool
+	loopVars    map[string]loopVar
 }
 
 // dynamic records a dynamic segment.
@@ -449,12 +487,27 @@ func (w *walker) stmt(c ctx, s *syntax.Stmt, st *cwdState) {
 		switch l := cmd.Loop.(type) {
 		case *syntax.WordIter:
 			w.assigned(l.Name.Value)
+			var items []xword
+			known := len(l.Items) > 0
 			for _, it := range l.Items {
 				for _, x := range w.expandWord(d, it, st) {
-					if looksLikePath(&x) {
+					if looksLikePath(&x) || x.Kind == Glob {
 						w.claim(&x, Read, "argument", st)
 					}
+					if x.Kind == Dynamic {
+						known = false
+					}
+					items = append(items, x)
 				}
+			}
+			if known {
+				// "$f" in the body is one of the items: claims on it
+				// are claims on each item, where the loop began.
+				if w.loopVars == nil {
+					w.loopVars = map[string]loopVar{}
+				}
+				w.loopVars[l.Name.Value] = loopVar{items: items, st: st.clone()}
+				defer delete(w.loopVars, l.Name.Value)
 			}
 		case *syntax.CStyleLoop:
 			w.arith(d, l, st)
@@ -793,6 +846,7 @@ func (w *walker) assign(c ctx, a *syntax.Assign, st *cwdState) string {
 
 // assigned notes assignments that change how the gate expands words.
 func (w *walker) assigned(name string) {
+	delete(w.loopVars, name)
 	switch name {
 	case "HOME":
 		w.homeChanged = "HOME is reassigned in this command"
@@ -834,6 +888,12 @@ func (w *walker) recurse(c ctx, code string, st *cwdState, what string) {
 
 // claim records a path claim against every possible directory.
 func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
+	if items, lst, ok := w.loopItems(x); ok {
+		for i := range items {
+			w.claim(&items[i], op, source, lst)
+		}
+		return
+	}
 	if x.found && w.findStarts != nil {
 		starts, cst := w.findStarts, w.findCst
 		w.findStarts = nil
@@ -845,7 +905,8 @@ func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
 		w.recursiveMode, w.findStarts = saved, starts
 		return
 	}
-	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source, Candidate: w.candidateMode, Recursive: w.recursiveMode}
+	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source, Candidate: w.candidateMode, Recursive: w.recursiveMode,
+		NamesOnly: w.namesMode && op == Read && (w.recursiveMode || x.Kind == Glob)}
 	if x.Kind == Literal && isPseudoDevice(x.path) {
 		return
 	}

@@ -202,7 +202,7 @@ type claim struct {
 func claims(r *Result) []claim {
 	var out []claim
 	for _, c := range r.Claims {
-		if c.Candidate {
+		if c.Candidate || c.Source == "glob" {
 			continue
 		}
 		p := c.Path
@@ -248,6 +248,20 @@ func TestShellscanCandidates(t *testing.T) {
 			assert.Equal(t, tt.candidates, cands)
 			assert.Equal(t, tt.operands, ops)
 		})
+	}
+}
+
+// TestShellscanGlobListing checks that every glob, whatever the program,
+// claims the directories the shell lists to expand it.
+func TestShellscanGlobListing(t *testing.T) {
+	for _, cmd := range []string{"echo s*/*", "dd x=1 s*/*", "printf %s s*/*", "for f in s*/*; do :; done"} {
+		found := false
+		for _, c := range Scan(cmd, Options{Home: home}).Claims {
+			if c.Glob == "s*/*" && c.Op == Read {
+				found = true
+			}
+		}
+		assert.True(t, found, "%s: no glob claim", cmd)
 	}
 }
 
@@ -344,7 +358,9 @@ func TestShellscanClaims(t *testing.T) {
 		{"cd ~ && cd - && cat /etc/x.conf", []claim{{R, home, "", "cd"}, {R, "/etc/x.conf", "", "argument"}}},
 		{"CDPATH=~ cd .ssh; cat id.pub", []claim{{R, ".ssh", "", "cd"}, {R, "?id.pub", "", "argument"}}},
 		{"HOME=/etc; cat ~/shadow", []claim{{R, "?~/shadow", "", "argument"}}},
-		{"for f in ~/.ssh/*; do cat $f; done", []claim{{R, home + "/.ssh", "", "argument"}, {R, "?$f", "", "argument"}}},
+		{"for f in ~/.ssh/*; do cat $f; done", []claim{{R, home + "/.ssh", "", "argument"}}},
+		{"for f in a b; do rm \"$f\"; done", []claim{{W, "a", "", "writer argument"}, {W, "b", "", "writer argument"}}},
+		{"for f in $X; do cat $f; done", []claim{{R, "?$f", "", "argument"}}},
 		{"while true; do cd sub; done; cat x.txt", []claim{{R, "sub", "", "cd"}, {R, "sub", "sub", "cd"}, {R, "sub", "sub/sub", "cd"}, {R, "?x.txt", "", "argument"}}},
 	}
 	for _, tt := range tests {

@@ -506,6 +506,8 @@ func (w *walker) operand(a *xword, op Op, source string, cst *cwdState) {
 		w.candidate(a, op, source, cst)
 	case a.found && w.findStarts != nil:
 		w.claim(a, op, source, cst)
+	case a.Kind == Dynamic && w.isLoopVar(a):
+		w.claim(a, op, source, cst)
 	case a.Kind == Dynamic:
 		reason := a.unresolved
 		if reason == "" {
@@ -515,6 +517,11 @@ func (w *walker) operand(a *xword, op Op, source string, cst *cwdState) {
 			Unresolved: "operand " + a.raw + " is only known at run time (" + reason + ")"}
 		w.addClaim(cl)
 	}
+}
+
+func (w *walker) isLoopVar(a *xword) bool {
+	_, _, ok := w.loopItems(a)
+	return ok
 }
 
 // candidate claims a literal operand that does not look like a path.
