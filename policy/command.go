@@ -619,7 +619,7 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive, namesOnly 
 			return nil
 		}
 	}
-	if namesOnly {
+	if namesOnly && !recursive {
 		return nil // the program gets names; it reads none of the files
 	}
 	var worst *Verdict
@@ -633,7 +633,7 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive, namesOnly 
 			continue // matched, then vanished
 		}
 		if v.Decision == Allow && recursive {
-			v = j.subtree(v.Path, op, glob, false, v)
+			v = j.subtree(v.Path, op, glob, namesOnly, v)
 		} else if v.Decision == Allow && op == Read {
 			v = j.links(v.Path, v)
 		}

@@ -61,7 +61,7 @@ func recursiveNames(name string, args []xword) (rec, dotDefault, namesOnly bool)
 		return true, true, false
 	case "ls":
 		r := shortHas("R") || longHas("--recursive")
-		return r, r, true
+		return r, r, r
 	case "chmod", "chown", "chgrp", "setfacl":
 		return shortHas("R") || longHas("--recursive"), false, false
 	case "cp", "scp":
