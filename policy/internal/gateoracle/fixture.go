@@ -21,6 +21,9 @@ type Fixture struct {
 	// directory and the repository's bare remote ("origin").
 	Root, Home, Remote string
 	tmpl               string
+	// clean is the snapshot of an unchanged working copy, nil when it
+	// must be reset before the next run.
+	clean map[string]fileState
 }
 
 // fixtureFiles are the files of the template, relative to its work

@@ -34,10 +34,15 @@ func (v Violation) String() string { return fmt.Sprintf("[%s] %s (%s)", v.Shell,
 //     asks (git global options removed; busybox applets by name);
 //   - connecting to an internet address when the policy's network is none.
 //
-// Programs' other implicit reads outside the root (libraries, locale, the
-// system's configuration) are not counted: the gate judges the command
-// line, and the policy's read-outside default applies to what the command
-// names.
+// Not counted, because the gate judges the command line and cannot know
+// them (the README's "What the gate does not do"): programs' implicit
+// reads outside the root (libraries, locale, the system's configuration);
+// their implicit state in the home (~/.npm, ~/.cache, ~/.config/go,
+// ~/go, ~/.local/share) and temporary files whose names the command does not contain
+// (mkstemp names under /tmp and /var/tmp); and the file effects of code
+// from files — a script or program in the workspace or home, or an
+// interpreter running one, and everything it starts. Executions matching
+// a rule are counted wherever they happen.
 func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 	var out []Violation
 	add := func(what, rule string) {
@@ -60,6 +65,9 @@ func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 	}
 	home := f.Home
 	for _, e := range tr.Events {
+		if e.Code && e.Kind != Exec {
+			continue
+		}
 		switch e.Kind {
 		case Read:
 			v := decide(e.Path, policy.Read)
@@ -81,10 +89,10 @@ func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 				add(fmt.Sprintf("%s listed %s", e.Prog, e.Path), v.Rule)
 			}
 		case Write:
-			if skipWrite(e.Path) {
+			if skipWrite(e.Path) || implicitState(home, tr.Command, e.Path) {
 				continue
 			}
-			if v := decide(e.Path, policy.Write); v.Decision != policy.Allow {
+			if v := decideNoFollow(c, e.Path, policy.Write); v.Decision != policy.Allow {
 				add(fmt.Sprintf("%s wrote %s (%s)", e.Prog, e.Path, e.Syscall), v.Rule)
 			}
 		case Link:
@@ -102,6 +110,9 @@ func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 		}
 	}
 	for _, p := range tr.Changed {
+		if implicitState(home, tr.Command, p) {
+			continue
+		}
 		if v := c.DecideResolved(p, policy.Write); v.Decision != policy.Allow {
 			add("changed "+p+" (seen from outside)", v.Rule)
 		}
@@ -127,6 +138,31 @@ func within(dir, p string) bool {
 
 func homeConfig(home, p string) bool {
 	return p == home || p == filepath.Join(home, ".gitconfig") || within(filepath.Join(home, ".config"), p)
+}
+
+// decideNoFollow judges op on p with its directory resolved and its last
+// component not followed: a write to a name (symlink, unlink, rename)
+// changes the name, not what it points to.
+func decideNoFollow(c *policy.Checker, p string, op policy.Op) *policy.Verdict {
+	dir, err := c.Resolve("", path.Dir(p))
+	if err != nil {
+		dir = path.Dir(p)
+	}
+	return c.DecideResolved(path.Join(dir, path.Base(p)), op)
+}
+
+// implicitState reports a write to programs' own state in the home, or to
+// a temporary file whose name the command does not contain.
+func implicitState(home, cmd, p string) bool {
+	for _, d := range []string{".npm", ".cache", ".config/go", "go", ".local/share"} {
+		if within(filepath.Join(home, d), p) {
+			return true
+		}
+	}
+	if within("/tmp", p) || within("/var/tmp", p) {
+		return !strings.Contains(cmd, path.Base(p))
+	}
+	return false
 }
 
 func skipWrite(p string) bool {

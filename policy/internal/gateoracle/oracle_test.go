@@ -3,7 +3,8 @@ package gateoracle
 import (
 	"context"
 	"os"
-	"sort"
+	"runtime"
+	"sync"
 	"strings"
 	"testing"
 
@@ -94,41 +95,78 @@ func anyContains(vs []Violation, s string) bool {
 	return false
 }
 
-// checkCorpus runs every command of the corpus the gate allows under every
-// shell and fails for each violation.
+// checkCorpus runs every command of the corpus that the gate allows under
+// any policy, once per shell, and judges the run under each policy that
+// allowed it; it fails for each violation. The runs are spread over one
+// fixture per CPU.
 func checkCorpus(t *testing.T, name string) (allowed map[string]int, total int) {
-	f := needOracle(t)
+	if why := Available(); why != "" {
+		t.Skip("skipping: " + why)
+	}
 	entries, err := LoadCorpus(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed = map[string]int{}
-	ctx := context.Background()
-	cs := checkers(t, f)
-	names := make([]string, 0, len(cs))
-	for n := range cs {
-		names = append(names, n)
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	fixtures := make([]*Fixture, workers)
+	var cs []map[string]*policy.Checker
+	for i := range fixtures {
+		if fixtures[i], err = NewFixture(t.TempDir()); err != nil {
+			t.Fatal(err)
+		}
+		cs = append(cs, checkers(t, fixtures[i]))
 	}
-	sort.Strings(names)
-	for _, pn := range names {
-		c := cs[pn]
-		for _, e := range entries {
-			v, err := c.DecideCommand(e.Command, "")
-			if err != nil || v.Decision != policy.Allow {
-				continue
-			}
-			allowed[pn]++
-			for _, sh := range Shells {
-				tr, err := Run(ctx, f, sh, e.Command)
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, vi := range Judge(c, f, tr) {
-					t.Errorf("%s:%d [%s] %s policy: the gate allowed %q, and the run did: %v", name, e.Line, e.Class, pn, e.Command, vi)
-				}
+	names := []string{"coding", "trusted"}
+	type job struct {
+		e    Entry
+		pols []string
+	}
+	var jobs []job
+	allowed = map[string]int{}
+	for _, e := range entries {
+		var pols []string
+		for _, pn := range names {
+			v, err := cs[0][pn].DecideCommand(e.Command, "")
+			if err == nil && v.Decision == policy.Allow {
+				pols = append(pols, pn)
+				allowed[pn]++
 			}
 		}
+		if len(pols) > 0 {
+			jobs = append(jobs, job{e, pols})
+		}
 	}
+	ch := make(chan job)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for i := range fixtures {
+		wg.Add(1)
+		go func(f *Fixture, cs map[string]*policy.Checker) {
+			defer wg.Done()
+			for j := range ch {
+				for _, sh := range Shells {
+					tr, err := Run(context.Background(), f, sh, j.e.Command)
+					mu.Lock()
+					if err != nil {
+						t.Errorf("%s:%d: %v", name, j.e.Line, err)
+						mu.Unlock()
+						continue
+					}
+					for _, pn := range j.pols {
+						for _, vi := range Judge(cs[pn], f, tr) {
+							t.Errorf("%s:%d [%s] %s policy: the gate allowed %q, and the run did: %v", name, j.e.Line, j.e.Class, pn, j.e.Command, vi)
+						}
+					}
+					mu.Unlock()
+				}
+			}
+		}(fixtures[i], cs[i])
+	}
+	for _, j := range jobs {
+		ch <- j
+	}
+	close(ch)
+	wg.Wait()
 	return allowed, len(entries)
 }
 

@@ -43,7 +43,8 @@ func Available() string {
 
 // Trace is what one run of a command did.
 type Trace struct {
-	Shell  string
+	Shell   string
+	Command string
 	Events []Event
 	// Changed are the working copy's paths whose content, mode, inode or
 	// existence changed, seen from outside after the run.
@@ -56,19 +57,24 @@ type Trace struct {
 // runTimeout bounds one run.
 const runTimeout = 20 * time.Second
 
-// Run resets the fixture and runs cmd under sh inside a bubblewrap sandbox
+// Run resets the fixture (unless the last run changed nothing in it) and
+// runs cmd under sh inside a bubblewrap sandbox
 // (read-only /, the working copy writable, no network; the host's PID
 // namespace, so that the pids fork returns are the ones strace prints)
 // traced by strace, with stdin /dev/null, HOME the fixture's home and the
 // working directory its root.
 func Run(ctx context.Context, f *Fixture, sh Shell, cmd string) (*Trace, error) {
-	if err := f.Reset(); err != nil {
-		return nil, err
+	before := f.clean
+	if before == nil {
+		if err := f.Reset(); err != nil {
+			return nil, err
+		}
+		var err error
+		if before, err = f.Snapshot(); err != nil {
+			return nil, err
+		}
 	}
-	before, err := f.Snapshot()
-	if err != nil {
-		return nil, err
-	}
+	f.clean = nil
 	logf, err := os.CreateTemp(f.Base, "strace-*.log")
 	if err != nil {
 		return nil, err
@@ -94,7 +100,7 @@ func Run(ctx context.Context, f *Fixture, sh Shell, cmd string) (*Trace, error) 
 	var out bytes.Buffer
 	c.Stdout, c.Stderr = &out, &out
 	runErr := c.Run()
-	tr := &Trace{Shell: sh.Name, Err: runErr, before: before}
+	tr := &Trace{Shell: sh.Name, Command: cmd, Err: runErr, before: before}
 	if b := out.Bytes(); len(b) > 4096 {
 		tr.Output = string(b[:4096]) + "..."
 	} else {
@@ -112,7 +118,7 @@ func Run(ctx context.Context, f *Fixture, sh Shell, cmd string) (*Trace, error) 
 		return nil, err
 	}
 	defer lf.Close()
-	if tr.Events, err = Parse(lf, sh.Argv[0], f.Root); err != nil {
+	if tr.Events, err = Parse(lf, sh.Argv[0], f.Root, f.Root, f.Home); err != nil {
 		return nil, err
 	}
 	after, err := f.Snapshot()
@@ -121,5 +127,8 @@ func Run(ctx context.Context, f *Fixture, sh Shell, cmd string) (*Trace, error) 
 	}
 	tr.Changed = diff(before, after)
 	sort.Strings(tr.Changed)
+	if len(tr.Changed) == 0 {
+		f.clean = after // nothing to undo: the next run starts from here
+	}
 	return tr, nil
 }

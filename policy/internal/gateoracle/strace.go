@@ -52,6 +52,10 @@ type Event struct {
 	Argv []string
 	// Syscall is the call and its result, for messages.
 	Syscall string
+	// Code reports a process running code from a file in one of the
+	// code directories (a script or program in the workspace), or a
+	// descendant of one.
+	Code bool
 }
 
 // traceCalls are the system calls the oracle traces.
@@ -70,6 +74,8 @@ type parser struct {
 	cwd      map[int]string // pid -> working directory, when known
 	parent   map[int]int
 	cwd0     string
+	codeDirs []string
+	code     map[int]bool
 	startPID int
 	startIdx int
 	events   []Event
@@ -79,9 +85,13 @@ type parser struct {
 // and returns the events of the process that first executes start
 // (an absolute program path) in the directory cwd, and every process it
 // forks.
-func Parse(r io.Reader, start, cwd string) ([]Event, error) {
-	p := &parser{start: start, cwd0: cwd, pending: map[int]string{}, prog: map[int]string{},
-		cwd: map[int]string{}, parent: map[int]int{}}
+//
+// A process that executes a file inside one of codeDirs, or runs an
+// interpreter on such a file (sh script.sh, python x.py), and its
+// descendants, have their events marked Code.
+func Parse(r io.Reader, start, cwd string, codeDirs ...string) ([]Event, error) {
+	p := &parser{start: start, cwd0: cwd, codeDirs: codeDirs, pending: map[int]string{}, prog: map[int]string{},
+		cwd: map[int]string{}, parent: map[int]int{}, code: map[int]bool{}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -101,6 +111,7 @@ func Parse(r io.Reader, start, cwd string) ([]Event, error) {
 		if e.Prog == "" {
 			e.Prog = p.progOf(e.PID)
 		}
+		e.Code = p.codeOf(e.PID)
 		out = append(out, e)
 	}
 	return out, nil
@@ -112,6 +123,25 @@ func (p *parser) descends(pid int) bool {
 			return true
 		}
 		pid = p.parent[pid]
+	}
+	return false
+}
+
+func (p *parser) codeOf(pid int) bool {
+	for n := 0; pid != 0 && n < 1<<16; n++ {
+		if p.code[pid] {
+			return true
+		}
+		pid = p.parent[pid]
+	}
+	return false
+}
+
+func (p *parser) inCode(file string) bool {
+	for _, d := range p.codeDirs {
+		if file == d || strings.HasPrefix(file, d+"/") {
+			return true
+		}
 	}
 	return false
 }
@@ -204,6 +234,19 @@ func (p *parser) line(l string) {
 		}
 		prog = path.Base(file)
 		p.prog[pid] = prog
+		if p.inCode(file) {
+			p.code[pid] = true
+		} else if len(argv) > 1 {
+			for _, a := range argv[1:] {
+				if strings.HasPrefix(a, "-") {
+					continue
+				}
+				if p.inCode(absolute(cwd, a)) && scriptRunner(prog) {
+					p.code[pid] = true
+				}
+				break
+			}
+		}
 		p.add(Event{Kind: Exec, PID: pid, Prog: prog, Path: file, Argv: argv, Syscall: call})
 		p.add(Event{Kind: Read, PID: pid, Prog: prog, Path: file, Syscall: call})
 	case "open", "openat", "openat2", "creat":
@@ -450,4 +493,13 @@ func decodeArray(s string) []string {
 		}
 	}
 	return out
+}
+
+// scriptRunner reports interpreters whose first operand is a script.
+func scriptRunner(prog string) bool {
+	switch prog {
+	case "sh", "dash", "bash", "busybox", "python", "python3", "node", "perl", "ruby", "make":
+		return true
+	}
+	return strings.HasPrefix(prog, "python3.")
 }
