@@ -222,6 +222,11 @@ func (p *parser) line(l string) {
 		}
 	case "execve", "execveat":
 		if !retOK(ret) {
+			// A script without #! fails with ENOEXEC; the shell then
+			// runs it in the same process.
+			if strings.HasPrefix(ret, "-1 ENOEXEC") && len(args) > 0 && p.inCode(absolute(cwd, decodeString(args[0]))) {
+				p.code[pid] = true
+			}
 			return
 		}
 		var file string

@@ -805,26 +805,75 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 	if why := gitOpaque(sub, rest); why != "" {
 		seg.opaque(why)
 	}
+	var gitOps []int
 	for j := 0; j < len(rest); j++ {
 		r := &rest[j]
 		if r.Kind != Literal {
 			continue
 		}
-		for _, o := range gitWrites[sub] {
+		if !strings.HasPrefix(r.Value, "-") {
+			gitOps = append(gitOps, j)
+			continue
+		}
+		for _, o := range append(gitWrites["*"], gitWrites[sub]...) {
+			if !optIs(r.Value, o) {
+				continue
+			}
 			switch {
-			case strings.HasPrefix(r.Value, o+"=") && strings.HasPrefix(o, "--"):
-				x := subword(w, r, o+"=")
+			case strings.Contains(r.Value, "=") && strings.HasPrefix(o, "--"):
+				x := subword(w, r, r.Value[:strings.IndexByte(r.Value, '=')+1])
 				w.claim(&x, Write, "writer argument", cst)
 				skip[i+1+j] = true
-			case r.Value == o && j+1 < len(rest):
-				w.claim(&rest[j+1], Write, "writer argument", cst)
-				skip[i+1+j], skip[i+2+j] = true, true
-			case len(o) == 2 && o[1] != '-' && strings.HasPrefix(r.Value, o) && len(r.Value) > 2 && !strings.HasPrefix(r.Value, "--"):
-				x := subword(w, r, o)
-				w.claim(&x, Write, "writer argument", cst)
-				skip[i+1+j] = true
+			case strings.HasPrefix(o, "--") || r.Value == o:
+				if j+1 < len(rest) {
+					w.claim(&rest[j+1], Write, "writer argument", cst)
+					skip[i+1+j], skip[i+2+j] = true, true
+				}
+			default: // -oVALUE
+				if k := strings.IndexByte(r.Value, o[1]); k+1 < len(r.Value) {
+					x := subword(w, r, r.Value[:k+1])
+					w.claim(&x, Write, "writer argument", cst)
+				} else if j+1 < len(rest) {
+					w.claim(&rest[j+1], Write, "writer argument", cst)
+				}
 			}
 		}
+	}
+	switch {
+	case gitWriteOperands[sub] && len(gitOps) > 0:
+		w.claim(&rest[gitOps[0]], Write, "writer argument", cst)
+	case sub == "init" && len(gitOps) == 0, sub == "worktree", sub == "bundle":
+		// git init writes .git in the working directory (or -C);
+		// worktree and bundle write their path operands.
+		for _, k := range gitOps {
+			w.claim(&rest[k], Write, "writer argument", cst)
+		}
+		if sub == "init" {
+			here := xword{Word: Word{Value: ".git"}, raw: "git init", path: ".git"}
+			if workTree != nil {
+				here = *workTree
+			}
+			w.claim(&here, Write, "writer argument", cst)
+		}
+	case sub == "add" || sub == "stash":
+		for _, k := range gitOps {
+			if v := rest[k].Value; rest[k].Kind != Literal || strings.HasPrefix(v, ":") || strings.ContainsAny(v, "*?[") ||
+				path.Clean(v) == "." {
+				// pathspec magic and git's own globs match anywhere
+				// in the work tree.
+				tree := xword{Word: Word{Value: "."}, raw: "git " + sub, path: "."}
+				w.recursiveMode = true
+				w.claim(&tree, Read, "argument", cst)
+				w.recursiveMode = false
+				break
+			}
+		}
+	case sub == "diff" && hasArg(rest, "--no-index"):
+		w.recursiveMode = true
+		for _, k := range gitOps {
+			w.claim(&rest[k], Read, "argument", cst)
+		}
+		w.recursiveMode = false
 	}
 	if op, ok := gitRecursive(sub, rest); ok {
 		tree := xword{Word: Word{Value: "."}, raw: "git " + sub, path: "."}

@@ -21,7 +21,7 @@ var gitCommands = map[string]bool{
 	"reflog": true, "remote": true, "repack": true, "replace": true, "reset": true, "restore": true,
 	"rev-list": true, "rev-parse": true, "revert": true, "rm": true, "shortlog": true, "show": true,
 	"show-branch": true, "show-ref": true, "sparse-checkout": true, "stash": true, "status": true,
-	"stripspace": true, "submodule": true, "switch": true, "symbolic-ref": true, "tag": true,
+	"stripspace": true, "submodule": true, "fsmonitor--daemon": false, "switch": true, "symbolic-ref": true, "tag": true,
 	"update-index": true, "update-ref": true, "var": true, "verify-commit": true, "verify-tag": true,
 	"version": true, "whatchanged": true, "worktree": true, "write-tree": true,
 }
@@ -55,10 +55,9 @@ func gitOpaque(sub string, args []xword) string {
 		if a.Kind != Literal {
 			continue
 		}
-		v, _, _ := strings.Cut(a.Value, "=")
 		for _, set := range [][]string{gitRuns["*"], gitRuns[sub]} {
 			for _, o := range set {
-				if v == o || len(o) == 2 && o[0] == '-' && o[1] != '-' && strings.HasPrefix(a.Value, o) && !strings.HasPrefix(a.Value, "--") {
+				if optIs(a.Value, o) || !strings.HasPrefix(o, "-") && a.Value == o {
 					return "git " + sub + " " + o + " runs a program the gate cannot read"
 				}
 			}
@@ -69,7 +68,11 @@ func gitOpaque(sub string, args []xword) string {
 
 // gitWrites are options (by subcommand) whose value is a path git writes.
 var gitWrites = map[string][]string{
-	"diff": {"--output"}, "log": {"--output"}, "show": {"--output"}, "format-patch": {"-o", "--output-directory", "--output"},
-	"checkout-index": {"--prefix"}, "archive": {"-o", "--output"}, "bundle": {}, "worktree": {},
-	"init": {"--separate-git-dir"}, "clone": {"--separate-git-dir"},
+	"*":            {"--output", "--index-output", "--prefix", "--separate-git-dir", "--output-directory"},
+	"format-patch": {"-o"}, "archive": {"-o"},
 }
+
+// gitWriteOperands are subcommands whose operands (after options) are
+// paths git creates or writes: the first operand (bundle create FILE,
+// merge-file CURRENT, init DIR), or, for worktree add, the path.
+var gitWriteOperands = map[string]bool{"init": true, "merge-file": true}

@@ -26,8 +26,12 @@ var runOpts = map[string][]string{
 	"grep":   {"--pre"},
 	"rg":     {"--pre"},
 	"diff":   {"--diff-program"},
+	"sdiff":  {"--diff-program"},
+	"diff3":  {"--diff-program"},
+	"awk":    {"-W", "--exec", "-f", "--file", "-E"},
 	"patch":  {"--merge"},
-	"tar":    {"--to-command", "--use-compress-program", "-I", "--info-script", "-F", "--new-volume-script", "--rsh-command"},
+	"tar": {"--to-command", "--use-compress-program", "-I", "--info-script", "-F", "--new-volume-script", "--rsh-command",
+		"--checkpoint-action", "--transform", "--xform", "-P", "--absolute-names", "--index-file", "-g", "--listed-incremental"},
 }
 
 // runSubcommands are subcommands that run code the gate cannot read.
@@ -49,6 +53,10 @@ var alwaysOpaque = map[string]string{
 	"nvim": "reads editor commands, which can run programs", "emacs": "evaluates Lisp", "parallel": "runs commands it builds",
 	"watch": "runs a command string", "flock": "runs a command", "strace": "runs a program", "ltrace": "runs a program",
 	"unshare": "runs a program", "nsenter": "runs a program", "chroot": "runs a program", "runuser": "runs a program",
+	"chrt": "runs a program", "taskset": "runs a program", "setarch": "runs a program", "prlimit": "runs a program",
+	"linux32": "runs a program", "linux64": "runs a program", "schedtool": "runs a program", "cpulimit": "runs a program",
+	"fakeroot": "runs a program", "faketime": "runs a program", "firejail": "runs a program", "systemd-run": "runs a program",
+	"history": "writes the shell's history file", "fc": "runs commands from the history",
 	"expect": "runs a script", "tclsh": "runs a script", "lua": "runs a script", "php": "runs a script",
 	"osascript": "runs a script", "R": "runs a script", "Rscript": "runs a script", "jshell": "runs Java",
 }
@@ -71,10 +79,12 @@ func programOpaque(name string, args []xword) string {
 			v = v[1:]
 		}
 		for _, o := range runOpts[name] {
-			if v == o || strings.HasPrefix(v, o+"=") ||
-				len(o) == 2 && o[0] == '-' && len(v) > 2 && strings.HasPrefix(v, o) && v[1] != '-' && name != "go" {
+			if optIs(v, o) {
 				return name + " " + o + " runs code the gate cannot read"
 			}
+		}
+		if name == "tar" && a.Value == args[0].Value && !strings.HasPrefix(v, "-") && strings.ContainsAny(v, "IF") {
+			return "tar " + v + " (old-style options) runs a program the gate cannot read"
 		}
 	}
 	if subs := runSubcommands[name]; subs != nil {

@@ -32,12 +32,20 @@ func recursiveNames(name string, args []xword) (rec, dotDefault, namesOnly bool)
 		return false
 	}
 	longHas := func(names ...string) bool {
-		for _, a := range args {
+		for i, a := range args {
 			if a.Kind != Literal {
 				continue
 			}
 			for _, n := range names {
-				if a.Value == n || strings.HasPrefix(a.Value, n+"=") {
+				if opt, val, ok := strings.Cut(n, "="); ok {
+					// --directories=recurse, also as two words.
+					if optIs(a.Value, opt) && (strings.HasSuffix(a.Value, "="+val) ||
+						i+1 < len(args) && args[i+1].Value == val) {
+						return true
+					}
+					continue
+				}
+				if optIs(a.Value, n) {
 					return true
 				}
 			}
@@ -89,7 +97,7 @@ func gitRecursive(sub string, args []xword) (Op, bool) {
 	has := func(opts ...string) bool {
 		for _, a := range args {
 			for _, o := range opts {
-				if a.Kind == Literal && a.Value == o {
+				if a.Kind == Literal && (a.Value == o || strings.HasPrefix(o, "-") && optIs(a.Value, o)) {
 					return true
 				}
 			}
@@ -98,13 +106,14 @@ func gitRecursive(sub string, args []xword) (Op, bool) {
 	}
 	switch sub {
 	case "add":
-		if has("-A", "--all", ".", ":/", "*", "-f", "--force") || len(args) == 0 {
+		if has("-A", "--all", ".", "./", ":/", "*") || len(args) == 0 {
 			return Read, true
 		}
 	case "stash":
 		if has("-u", "--include-untracked", "-a", "--all") {
 			return Read, true
 		}
+
 	case "clean":
 		if has("-n", "--dry-run") {
 			return 0, false
