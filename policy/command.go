@@ -599,11 +599,15 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive, namesOnly 
 			for _, e := range entries {
 				names = append(names, e.Name())
 			}
+			pat, ok := goPattern(seg)
+			if !ok {
+				return globCap(glob, op, "uses a bracket form the gate does not expand ([[:class:]], [=c=], [.c.])")
+			}
 			for _, name := range names {
 				if name[0] == '.' && !hidden {
 					continue
 				}
-				ok, err := path.Match(seg, name)
+				ok, err := path.Match(pat, name)
 				if err != nil {
 					return globCap(glob, op, "it is not a pattern the gate understands: "+err.Error())
 				}
@@ -642,6 +646,41 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive, namesOnly 
 		}
 	}
 	return worst
+}
+
+// goPattern turns one segment of a shell glob into a path.Match pattern:
+// "[!...]" is "[^...]". Character classes and the other POSIX bracket
+// forms are not understood (false).
+func goPattern(seg string) (string, bool) {
+	if strings.Contains(seg, "[[:") || strings.Contains(seg, "[=") || strings.Contains(seg, "[.") {
+		return "", false
+	}
+	var b strings.Builder
+	in := false
+	for i := 0; i < len(seg); i++ {
+		c := seg[i]
+		switch {
+		case c == '\\' && i+1 < len(seg):
+			b.WriteByte(c)
+			i++
+			b.WriteByte(seg[i])
+			continue
+		case c == '[' && !in:
+			in = true
+			b.WriteByte(c)
+			if i+1 < len(seg) && seg[i+1] == '!' {
+				b.WriteByte('^')
+				i++
+			}
+			continue
+		case c == ']' && in:
+			in = false
+		case c == ':' && in:
+			return "", false
+		}
+		b.WriteByte(c)
+	}
+	return b.String(), true
 }
 
 func globCap(glob string, op Op, why string) *Verdict {

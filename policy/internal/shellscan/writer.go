@@ -154,22 +154,18 @@ func parseOptions(w *walker, args []xword, spec *writerSpec) (operands []int, op
 	return operands, opts, longs, shorts
 }
 
-// longName resolves a GNU-style unambiguous abbreviation.
+// longName resolves a GNU-style abbreviation ("--t" for
+// "--target-directory") to the first option of list it abbreviates: an
+// ambiguous abbreviation is refused by the program, so reading it as any
+// of the options it may stand for is never looser.
 func longName(name string, list []string) string {
-	if inList(list, name) || len(name) < 4 {
+	if inList(list, name) || len(name) < 3 {
 		return name
 	}
-	match := ""
 	for _, l := range list {
 		if strings.HasPrefix(l, name) {
-			if match != "" {
-				return name
-			}
-			match = l
+			return l
 		}
-	}
-	if match != "" {
-		return match
 	}
 	return name
 }
@@ -251,9 +247,6 @@ func (w *walker) writer(name string, spec writerSpec, args []xword, cst *cwdStat
 		case writeNone:
 			if target {
 				break // sources of cp/install/ln -t DIR
-			}
-			if !looksLikePath(a) && !strings.HasPrefix(a.Value, "@") {
-				continue
 			}
 		}
 		if op == Write {
@@ -453,9 +446,10 @@ func (w *walker) genericClaims(args []xword, cst *cwdState, skip []bool) {
 			if k := strings.IndexByte(raw, '='); k > 0 {
 				x := subword(w, a, raw[:k+1])
 				w.valueClaim(&x, cst)
-			} else if raw[1] != '-' && len(raw) > 2 && raw[2] == '/' && a.Kind != Dynamic {
+			} else if raw[1] != '-' && len(raw) > 2 {
+				// -fFILE: the value of a short option, attached.
 				x := subword(w, a, raw[:2])
-				w.claim(&x, Read, "option", cst)
+				w.valueClaim(&x, cst)
 			}
 			continue
 		}
@@ -481,10 +475,7 @@ func (w *walker) argClaim(a *xword, cst *cwdState) {
 	}
 	if strings.HasPrefix(raw, "@") && len(raw) > 1 {
 		x := subword(w, a, "@")
-		if looksLikePath(&x) {
-			w.claim(&x, Read, "argument", cst)
-			return
-		}
+		w.operand(&x, Read, "argument", cst)
 	}
 	w.operand(a, Read, "argument", cst)
 }
@@ -557,17 +548,18 @@ var noFileOperands = map[string]bool{
 	"echo": true, "printf": true, "true": true, "false": true, ":": true, "test": true, "[": true,
 	"expr": true, "sleep": true, "seq": true, "basename": true, "dirname": true, "shift": true,
 	"exit": true, "return": true, "break": true, "continue": true, "wait": true, "kill": true,
-	"local": true, "export": true, "readonly": true, "unset": true, "set": true, "[[": true,
+	"local": true, "export": true, "readonly": true, "unset": true, "set": true, "[[": true, "declare": true, "typeset": true,
 }
 
+// valueClaim claims an option's value like an operand: a path, a
+// candidate (judged when such a file exists), a glob, or — only known at
+// run time — unresolved.
 func (w *walker) valueClaim(x *xword, cst *cwdState) {
 	if strings.HasPrefix(x.Value, "@") && x.Kind != Dynamic {
 		y := subword(w, x, "@")
 		x = &y
 	}
-	if looksLikePath(x) {
-		w.claim(x, Read, "option", cst)
-	}
+	w.operand(x, Read, "option", cst)
 }
 
 // envKind classifies environment variables whose value changes what runs.
