@@ -144,7 +144,7 @@ func TestCommandGateBypassCorpus(t *testing.T) {
 		{"/bin/rm x", "/bin/ls x"},
 		{"/usr/bin/env rm x", "/usr/bin/env ls x"},
 		{"A=1 rm x", "A=1 ls x"},
-		{"alias ls='rm x'", "alias ll='ls x'"},
+		{"alias ls='rm x'", ""},
 		{"trap 'rm x' EXIT", "trap 'ls x' EXIT"},
 		{"GIT_SSH_COMMAND='rm x' git fetch", "GIT_SSH_COMMAND='ssh -v' git fetch"},
 		{"python -c 'import os'", "python x"},

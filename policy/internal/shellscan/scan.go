@@ -389,6 +389,7 @@ func (w *walker) source(c ctx, src string, st *cwdState, what string) {
 	// something else (`cmd &>f` is `cmd &` and `>f`); what POSIX sh
 	// parses differently ($'...' is a "$" and a quoted string to dash)
 	// is walked a second time, in the POSIX reading.
+	w.audit(ctx{src: src, depth: c.depth}, f)
 	if needsPOSIX(src) {
 		pp := posixParsers.Get().(*syntax.Parser)
 		pf, perr := pp.Parse(strings.NewReader(src), "")
@@ -795,6 +796,10 @@ func (w *walker) call(c ctx, ce *syntax.CallExpr, redirs []*syntax.Redirect, st 
 		}
 	}
 	if len(ce.Args) == 0 {
+		if opaque != "" && w.quiet == 0 {
+			// PATH=. alone changes every later command.
+			w.res.Segments = append(w.res.Segments, Segment{Text: c.text(ce), Opaque: opaque, Depth: c.depth})
+		}
 		return
 	}
 	words := make([]xword, 0, len(ce.Args))

@@ -143,6 +143,7 @@ func (s *wrapperSpec) parse(w *walker, words []xword) wrapResult {
 			continue
 		}
 		if s.assigns && isAssignment(v) {
+			r.assign(v)
 			continue
 		}
 		if len(v) < 2 || v[0] != '-' {
@@ -214,6 +215,11 @@ func (s *wrapperSpec) parse(w *walker, words []xword) wrapResult {
 		i++
 	}
 	for s.assigns && i < len(words) && words[i].Kind == Literal && isAssignment(words[i].Value) {
+		r.assign(words[i].Value)
+		i++
+	}
+	for s.assigns && i < len(words) && words[i].Kind != Literal && isAssignment(words[i].raw) {
+		r.assign(words[i].raw)
 		i++
 	}
 	r.next = i
@@ -294,4 +300,19 @@ func escapeGlob(s string) string {
 		sb.WriteByte(s[i])
 	}
 	return sb.String()
+}
+
+// assign judges env's NAME=value: a variable that changes which code runs
+// (LD_PRELOAD, GIT_CONFIG_*, PAGER, ...) makes the command opaque, as it
+// does as a shell assignment.
+func (r *wrapResult) assign(v string) {
+	name, _, _ := strings.Cut(v, "=")
+	if r.opaque != "" {
+		return
+	}
+	if why := opaqueVar(name); why != "" {
+		r.opaque = why
+	} else if _, ok := envVars[name]; ok {
+		r.opaque = "env sets " + name + ", which names a command or prompt the gate does not follow through env"
+	}
 }

@@ -595,6 +595,11 @@ var envVars = map[string]envKind{
 	"LUA_INIT": envOpaque, "RUSTC_WRAPPER": envOpaque, "RUSTFLAGS": envOpaque, "RUSTC": envOpaque,
 	"NPM_CONFIG_USERCONFIG": envOpaque, "BUNDLE_GEMFILE": envOpaque, "GEM_HOME": envOpaque, "GEM_PATH": envOpaque,
 	"FPATH": envOpaque, "CDPATH": envOpaque, "TMPDIR": envOpaque, "ZDOTDIR": envOpaque,
+	"TZ": envOpaque, "TZDIR": envOpaque, "MAGIC": envOpaque, "TAR_OPTIONS": envOpaque, "GZIP": envOpaque,
+	"XZ_OPT": envOpaque, "ZIPOPT": envOpaque, "UNZIP": envOpaque, "GREP_OPTIONS": envOpaque, "HISTFILE": envOpaque,
+	"LOCPATH": envOpaque, "NLSPATH": envOpaque, "TERMINFO": envOpaque, "INPUTRC": envOpaque, "XDG_CACHE_HOME": envOpaque,
+	"XDG_DATA_HOME": envOpaque, "GOCACHE": envOpaque, "GOTMPDIR": envOpaque, "GOPATH": envOpaque, "GOMODCACHE": envOpaque,
+	"GOPROXY": envOpaque, "GONOSUMDB": envOpaque, "GOINSECURE": envOpaque, "OLDPWD": envOpaque, "PWD": envOpaque,
 }
 
 // safeEnv are variables of the opaque families above that only change
