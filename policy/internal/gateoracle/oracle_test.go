@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 	"runtime"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cordon-sandbox/cordon/policy"

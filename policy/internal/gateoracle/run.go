@@ -45,7 +45,7 @@ func Available() string {
 type Trace struct {
 	Shell   string
 	Command string
-	Events []Event
+	Events  []Event
 	// Changed are the working copy's paths whose content, mode, inode or
 	// existence changed, seen from outside after the run.
 	Changed []string

@@ -84,6 +84,16 @@ func (w *walker) analyse(c ctx, seg *Segment, words []xword, redirs []*syntax.Re
 		isPath := strings.Contains(name.Value, "/")
 		if isPath {
 			w.claim(name, Read, "command", cst)
+			if w.written[path.Clean(name.path)] {
+				seg.dynamic("runs " + name.raw + ", a file this command line writes first")
+			}
+		}
+		if script := scriptOf(baseName(name)); script != nil {
+			for _, f := range script {
+				if w.written[f] {
+					seg.dynamic(baseName(name) + " reads " + f + ", which this command line writes first")
+				}
+			}
 		}
 		spec, ok := wrappers[baseName(name)]
 		if !ok || layer >= maxWrappers {
@@ -196,7 +206,8 @@ func setsExpansion(args []xword) bool {
 
 // splitString splits env -S's string into words with the shell's rules.
 func (w *walker) splitString(x *xword) ([]xword, bool) {
-	if x.Kind != Literal {
+	if x.Kind != Literal || strings.Contains(x.Value, `\`) {
+		// env -S has escapes of its own (\_ is a space).
 		return nil, false
 	}
 	p := parsers.Get().(*syntax.Parser)
@@ -332,6 +343,15 @@ func (w *walker) inner(c ctx, seg *Segment, cur []xword, redirs []*syntax.Redire
 	}
 	if why := programOpaque(name, args); why != "" {
 		seg.opaque(why)
+	}
+	if why := fileList(name, args); why != "" {
+		w.addClaim(Claim{Arg: name, Path: name, Op: Read, Source: "option", Operand: true, Unresolved: why})
+	}
+	if linkMaker(name, args) {
+		w.linkMade = name
+	} else if w.linkMade != "" {
+		seg.dynamic(w.linkMade + " earlier in this command line can create links that " + name +
+			" would follow, which the gate cannot see before they exist; run it on its own first")
 	}
 	if name == "shopt" || name == "set" && setsExpansion(args) {
 		seg.opaque(name + " changes how later words expand (globs, aliases, options)")
@@ -738,7 +758,8 @@ func (w *walker) awk(seg *Segment, name string, args []xword, cst *cwdState, ski
 // awkProgram flags awk programs that can run commands or write files.
 func (w *walker) awkProgram(seg *Segment, name, prog string) {
 	if strings.Contains(prog, "system") || strings.ContainsAny(prog, "|><") || strings.Contains(prog, "@load") ||
-		strings.Contains(prog, "getline") || strings.Contains(prog, "@include") {
+		strings.Contains(prog, "getline") || strings.Contains(prog, "@include") || strings.Contains(prog, "ARGV") ||
+		strings.Contains(prog, "ARGC") || strings.Contains(prog, "ENVIRON") {
 		seg.opaque(name + " program can run commands or write files")
 	}
 }

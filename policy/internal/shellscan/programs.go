@@ -119,3 +119,83 @@ func configWrites(args []xword) bool {
 	}
 	return len(args) > 1
 }
+
+// fileListOpts are options whose value is a file listing the files the
+// program then reads (tar -T LIST): the names are only known at run time.
+var fileListOpts = map[string][]string{
+	"*":    {"--files0-from", "--pathspec-from-file", "--stdin-paths", "--files-from"},
+	"file": {"-f"},
+	"tar":  {"-T"},
+	"zip":  {"-@"},
+	"cpio": {"-o", "-p"},
+}
+
+// fileList returns why the program reads file names from a file or its
+// input, or "".
+func fileList(name string, args []xword) string {
+	for _, a := range args {
+		if a.Kind != Literal {
+			continue
+		}
+		for _, o := range append(fileListOpts["*"], fileListOpts[name]...) {
+			if optIs(a.Value, o) {
+				return name + " " + o + " reads the names of the files it opens from a list, only known at run time"
+			}
+		}
+		if name == "git" && a.Value == "--stdin" {
+			return "git --stdin reads the names of the files it opens from its input"
+		}
+	}
+	return ""
+}
+
+// linkMaker reports a program that can create symbolic or hard links
+// whose targets the command does not spell out (ln, cp -s/-l/-a, patches,
+// archives, git commands that check out or apply): later commands in the
+// same line could follow them.
+func linkMaker(name string, args []xword) bool {
+	switch name {
+	case "ln", "patch", "unzip", "cpio", "rsync", "7z", "bsdtar", "pax":
+		return true
+	case "cp":
+		for _, a := range args {
+			if a.Kind == Literal && (optIs(a.Value, "-s") || optIs(a.Value, "-l") || optIs(a.Value, "-a") ||
+				optIs(a.Value, "-d") || optIs(a.Value, "-P") || optIs(a.Value, "--link") ||
+				optIs(a.Value, "--symbolic-link") || optIs(a.Value, "--archive") || optIs(a.Value, "--no-dereference")) {
+				return true
+			}
+		}
+	case "tar":
+		for i, a := range args {
+			if a.Kind == Literal && (optIs(a.Value, "-x") || optIs(a.Value, "--extract") || optIs(a.Value, "--get") ||
+				i == 0 && !strings.HasPrefix(a.Value, "-") && strings.Contains(a.Value, "x")) {
+				return true
+			}
+		}
+	case "git":
+		for _, a := range args {
+			if a.Kind != Literal || strings.HasPrefix(a.Value, "-") {
+				continue
+			}
+			switch a.Value {
+			case "apply", "am", "checkout", "switch", "restore", "reset", "merge", "pull", "rebase", "cherry-pick",
+				"stash", "read-tree", "checkout-index", "update-index", "revert", "worktree", "clone", "submodule":
+				return true
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// scriptOf returns the files a program reads as code by default: make's
+// makefiles, npm's package.json.
+func scriptOf(name string) []string {
+	switch name {
+	case "make", "gmake":
+		return []string{"Makefile", "makefile", "GNUmakefile"}
+	case "npm", "yarn", "pnpm", "bun":
+		return []string{"package.json"}
+	}
+	return nil
+}

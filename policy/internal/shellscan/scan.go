@@ -302,6 +302,12 @@ func (s shellState) clone() shellState {
 			out.funcSrc[k] = v
 		}
 	}
+	if s.written != nil {
+		out.written = make(map[string]bool, len(s.written))
+		for k, v := range s.written {
+			out.written[k] = v
+		}
+	}
 	if s.active != nil {
 		out.active = make(map[string]bool, len(s.active))
 		for k, v := range s.active {
@@ -355,6 +361,12 @@ type shellState struct {
 	pwdChanged  string
 	cdpath      bool
 	loopVars    map[string]loopVar
+
+	// written are the paths (cleaned, as written) this command line
+	// writes, for programs run later in it; linkMade names a segment
+	// that may create links.
+	written  map[string]bool
+	linkMade string
 }
 
 // dynamic records a dynamic segment.
@@ -909,6 +921,12 @@ func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
 		}
 		w.recursiveMode, w.findStarts = saved, starts
 		return
+	}
+	if op == Write && x.Kind != Dynamic {
+		if w.written == nil {
+			w.written = map[string]bool{}
+		}
+		w.written[path.Clean(x.path)] = true
 	}
 	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source, Candidate: w.candidateMode, Recursive: w.recursiveMode,
 		NamesOnly: w.namesMode && op == Read && (w.recursiveMode || x.Kind == Glob)}

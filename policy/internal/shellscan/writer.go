@@ -51,6 +51,7 @@ var writers = map[string]writerSpec{
 	"mkfifo":  {arg: "m", argLong: []string{"--mode", "--context"}, mode: writeAll},
 	"mknod":   {arg: "m", argLong: []string{"--mode", "--context"}, mode: writeFirst},
 	"tee":     {mode: writeAll},
+	"uniq":    {arg: "fsw", argLong: []string{"--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"}, mode: writeLast},
 	"truncate": {arg: "sr", argLong: []string{"--size", "--reference"}, mode: writeAll,
 		readOpts: "-r,--reference"},
 	"chmod": {mode: writeSkipFirst, shortOnly: "cfvR", readOpts: "--reference"},
