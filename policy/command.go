@@ -51,56 +51,49 @@ func (e *CommandError) Unwrap() error { return e.Err }
 //
 // # The command gate
 //
-// DecideCommand parses the command with mvdan.cc/sh/v3/syntax (bash
-// dialect) and judges every simple command in it — in lists, pipelines,
-// subshells, groups, if/for/while/until/case, function bodies, command and
-// process substitutions, `sh -c` and `eval` strings (parsed recursively),
-// alias values, trap actions, find -exec and xargs commands — after quote
-// removal ("r"m, \rm and $'\x72m' are all rm), leading assignments and
-// wrappers (env, command, builtin, exec, nohup, nice, time, timeout, stdbuf,
-// setsid, ionice, xargs, busybox, sudo, doas). Per segment the policy's
-// CommandDecider decides first, then the first CommandRule whose words are a
-// word-boundary prefix of the segment's, then ShellDefault; across segments
-// the strictest wins. A command word that is a path is judged as written and
-// by its basename; sudo and doas are judged with and without the wrapper;
-// other wrappers only by rules that name them; git is also judged without
-// its global options (git -C dir push is git push).
+// The gate allows only what it can account for completely; everything
+// else is at least Ask, with a reason naming the class. DecideCommand
+// parses the command with mvdan.cc/sh/v3/syntax twice, as bash and as
+// POSIX sh (dash is /bin/sh on Debian), and judges both readings; bash-only
+// syntax POSIX sh cannot parse is Ask. Every simple command anywhere — in
+// lists, pipelines, subshells, groups, control structures, functions,
+// command and process substitutions, sh -c, eval, trap and alias strings,
+// find -exec and xargs — is a segment, judged after quote removal and
+// after unwrapping wrappers (env, command, exec, nohup, nice, time,
+// timeout, stdbuf, setsid, ionice, xargs, busybox, sudo, doas): per
+// segment the policy's CommandDecider decides first, then the first
+// CommandRule whose words are a word-boundary prefix of the segment's,
+// then ShellDefault; across segments the strictest wins.
 //
-// Uncertainty is never allowed. A parse error, a command name that is not a
-// literal ($X, $(echo rm), {rm,x}, globs), a non-literal sh -c or eval
-// string, or an exceeded cap (MaxCommandLen, MaxCommandDepth) is at least
-// Ask, with the reason. A word that may equal a Deny or Ask rule's word
-// (a variable, a glob, an xargs argument) makes that rule's match possible,
-// which is Ask. Code the gate cannot read — a shell reading a script or its
-// standard input, python -c, node -e, perl -e, ruby -e, awk programs that
-// can run commands, sed e, git -c, tar --to-command, source, environment
-// variables such as PATH or LD_PRELOAD — is at least Ask whenever the policy
-// could be bypassed by it: it has a Deny or Ask command rule, a
-// CommandDecider, or a ShellDefault other than Allow. Commands inside
-// find -exec, xargs, sh -c, eval, here-documents fed to a shell and
-// command-valued variables (GIT_SSH_COMMAND, PAGER, ...) are read and
-// judged as segments.
+// Uncertainty is never allowed (see package shellscan for the full list):
+// a command name or operand only known at run time, a glob past its caps,
+// arithmetic or subscripts on variables, shell state that changes
+// expansion (IFS, GLOBIGNORE, shopt, namerefs, printf -v HOME), a segment
+// after a link maker in the same line, running a file the line writes,
+// unknown git subcommands (aliases). Code the gate cannot read — scripts,
+// python -c, program-running options (go test -exec, make --eval, tar
+// --to-command, ...), variables such as PATH, LD_PRELOAD or GIT_* — is
+// at least Ask whenever the policy could be bypassed by it: it has a Deny
+// or Ask command rule, a CommandDecider, or a ShellDefault other than
+// Allow.
 //
-// Path claims. Redirect targets (>, >>, >|, &>, &>>, <>, N>) are write
-// claims and < is a read claim; here-documents, here-strings and descriptor
-// duplications (2>&1) are not paths. Arguments that look like paths
-// (containing "/" or ".", or starting with "~"), the values of --flag=value
-// and key=value arguments and @file values are read claims, except URLs and
-// the pseudo-devices (/dev/null, /dev/zero, /dev/std*, /dev/tty,
-// /dev/random, /dev/urandom, /dev/fd/*). The operands of known writers (rm,
-// rmdir, mv, cp and install destinations, touch, mkdir, ln, tee, truncate,
-// chmod, chown, dd of=, sed -i, curl -o, sort -o, cc -o, go build -o, tar,
-// ...) are write claims. "~", $HOME and ${HOME} expand to the checker's home;
-// cd and pushd are tracked as a set of possible directories, and each claim
-// is judged against every one of them (physically and logically when the
-// path has ".."); a glob claims the directory it is rooted in, and existing
-// files it matches in that directory. The cwd itself is a read claim. A
+// Path claims. Redirect targets are write claims and < is a read claim;
+// every operand and option value is a candidate, judged when a file of
+// that name exists (links followed); known writers' operands and write
+// options are write claims; globs are expanded against the file system as
+// the shell does and each match judged, and the directories a glob lists
+// are read claims; recursive readers and deleters claim their whole tree
+// (Ask, naming the first path in it the policy does not allow); a file
+// with several hard links is judged by all its names in the root. "~",
+// $HOME and ${HOME} expand to the checker's home; cd and pushd are tracked
+// as a set of possible directories. The cwd itself is a read claim. A
 // claim that cannot be resolved is at least Ask.
 //
 // The gate is a gate, not a sandbox: it only ever adds restrictions, it
-// cannot see what programs do (a script the agent wrote, make, npm scripts,
-// git aliases from config files), and it judges names, not file contents.
-// The OS backends derived from the same policy are the boundary.
+// cannot see what programs do (a script the agent wrote, make, npm
+// scripts), and it judges names, not file contents. The OS backends
+// derived from the same policy are the boundary. Its soundness is checked
+// by running what it allows: package gateoracle.
 type CommandVerdict struct {
 	Decision Decision `json:"decision"`
 	// Rule and Reason come from the strictest element.
