@@ -1,7 +1,8 @@
 # cordon — see README.md. The two commands: `make probe` and `make test`.
 #
 # Recipes are thin; the logic is in scripts/*.sh (each documents its knobs).
-# Provisioning (root with apt only): bubblewrap, docker.io, busybox-static;
+# Provisioning (root with apt only): bubblewrap, docker.io, busybox-static,
+# strace and dash (the command gate's execution oracle);
 # a private dockerd under $(BUILD_DIR)/docker; a local busybox test image
 # built without any registry. Tests read DOCKER_HOST, CORDON_DOCKER_IMAGE,
 # CORDON_REQUIRE and CORDON_UNPRIVILEGED (see internal/testenv).

@@ -26,6 +26,11 @@ missing_for_test() {
 		static_busybox >/dev/null || echo "busybox-static:docker"
 	fi
 	have setpriv || echo "util-linux:unprivileged"
+	# The command gate's execution oracle (policy/internal/gateoracle)
+	# runs commands under these shells, traced, inside bwrap.
+	have strace || echo "strace:bwrap"
+	have dash || echo "dash:bwrap"
+	have busybox || static_busybox >/dev/null || echo "busybox-static:bwrap"
 }
 
 case "$what" in
@@ -36,7 +41,7 @@ test)
 	fi
 	missing="$(missing_for_test | sort -u)"
 	if [ -z "$missing" ]; then
-		log "provision: bubblewrap, dockerd, static busybox and setpriv are present"
+		log "provision: bubblewrap, dockerd, static busybox, setpriv, strace and dash are present"
 		exit 0
 	fi
 	pkgs="$(printf '%s\n' "$missing" | cut -d: -f1 | sort -u | tr '\n' ' ')"

@@ -8,13 +8,14 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func needOracle(t *testing.T) *Fixture {
 	t.Helper()
 	if why := Available(); why != "" {
-		t.Skip("skipping: " + why)
+		testenv.Skip(t, testenv.Bwrap, "the gate's execution oracle cannot run: %s", why)
 	}
 	f, err := NewFixture(t.TempDir())
 	if err != nil {
@@ -101,7 +102,7 @@ func anyContains(vs []Violation, s string) bool {
 // fixture per CPU.
 func checkCorpus(t *testing.T, name string) (allowed map[string]int, total int) {
 	if why := Available(); why != "" {
-		t.Skip("skipping: " + why)
+		testenv.Skip(t, testenv.Bwrap, "the gate's execution oracle cannot run: %s", why)
 	}
 	entries, err := LoadCorpus(name)
 	if err != nil {
@@ -250,7 +251,7 @@ func FuzzGate(f *testing.F) {
 func needOracleF(f *testing.F) *Fixture {
 	f.Helper()
 	if why := Available(); why != "" {
-		f.Skip("skipping: " + why)
+		testenv.Skip(f, testenv.Bwrap, "the gate's execution oracle cannot run: %s", why)
 	}
 	fx, err := NewFixture(f.TempDir())
 	if err != nil {

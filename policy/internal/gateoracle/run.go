@@ -25,7 +25,17 @@ var Shells = []Shell{
 	{Name: "dash", Argv: []string{"/bin/dash"}},
 	{Name: "bash", Argv: []string{"/bin/bash"}},
 	{Name: "bash-posix", Argv: []string{"/bin/bash", "--posix"}},
-	{Name: "busybox", Argv: []string{"/bin/busybox", "sh"}},
+	{Name: "busybox", Argv: []string{busybox(), "sh"}},
+}
+
+// busybox returns the path of busybox, or "".
+func busybox() string {
+	for _, p := range []string{"/bin/busybox", "/usr/bin/busybox"} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
 }
 
 // Available reports why the oracle cannot run here, or "".
@@ -33,10 +43,13 @@ func Available() string {
 	if os.Geteuid() != 0 {
 		return "the execution oracle needs root (strace of bwrap)"
 	}
-	for _, p := range []string{"strace", "bwrap", "dash", "bash", "busybox", "git"} {
+	for _, p := range []string{"strace", "bwrap", "dash", "bash", "git"} {
 		if _, err := exec.LookPath(p); err != nil {
 			return p + " is not installed"
 		}
+	}
+	if busybox() == "" {
+		return "busybox is not installed"
 	}
 	return ""
 }
