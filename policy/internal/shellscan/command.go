@@ -829,10 +829,7 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 	var gitOps []int
 	for j := 0; j < len(rest); j++ {
 		r := &rest[j]
-		if r.Kind != Literal {
-			continue
-		}
-		if !strings.HasPrefix(r.Value, "-") {
+		if r.Kind != Literal || !strings.HasPrefix(r.Value, "-") {
 			gitOps = append(gitOps, j)
 			continue
 		}
