@@ -114,6 +114,10 @@ func gitRecursive(sub string, args []xword) (Op, bool) {
 			return Read, true
 		}
 
+	case "grep":
+		if has("--untracked", "--no-index") {
+			return Read, true
+		}
 	case "clean":
 		if has("-n", "--dry-run") {
 			return 0, false

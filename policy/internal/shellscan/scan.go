@@ -1,11 +1,19 @@
 // Package shellscan is the pure syntax walk behind policy's command gate.
 //
-// Scan parses a command with mvdan.cc/sh/v3/syntax (bash dialect) and
-// returns every simple command in it as a Segment — with its literal words
-// after quote removal, or the reason they cannot be known — and every path
-// the command names as a Claim, with the operation, where the path came from
-// and the directory it resolves against. It never touches the file system
-// and never decides anything: package policy judges the result.
+// Scan parses a command with mvdan.cc/sh/v3/syntax and returns every simple
+// command in it as a Segment — with its literal words after quote removal,
+// or the reason they cannot be known — and every path the command names as
+// a Claim, with the operation, where the path came from and the directory
+// it resolves against. It never decides anything: package policy judges
+// the result (and touches the file system for candidates, globs, trees and
+// links).
+//
+// # Dialects
+//
+// The command runs under /bin/sh: dash on Debian, bash or busybox ash
+// elsewhere. Scan parses it as bash and as POSIX sh and walks both
+// readings; bash-only syntax POSIX sh cannot parse becomes a Dynamic
+// segment, so the gate asks.
 //
 // # Segments
 //
@@ -19,6 +27,18 @@
 // stdbuf, setsid, ionice, xargs, busybox, sudo, doas) are unwrapped; a
 // segment carries one Form per layer so that rules can judge each.
 //
+// # What is not understood
+//
+// The tables that make a segment opaque or dynamic are in one place each:
+// programs.go (program-running options and subcommands, programs that
+// always run other code, file-list options, link makers, makefiles),
+// git.go (known git subcommands, options that run programs or write),
+// writer.go (writers, environment variables), recursive.go (recursive
+// readers and deleters) and audit.go (arithmetic and subscripts on
+// variables, quotes inside ${...}, here-documents joined by backslash,
+// braces around ~, namerefs, printf -v into HOME/PWD/CDPATH/PS4,
+// aliases). Options are matched as getopt_long reads them (opts.go).
+//
 // # Words
 //
 // Quote removal, backslash escapes and $'...' ANSI-C decoding are applied
@@ -30,13 +50,16 @@
 //
 // # Claims
 //
-// Redirect targets, path-looking arguments (containing "/" or "." or
-// starting with "~"; never URLs nor the pseudo-devices), values of
-// --flag=value and key=value arguments, and the operands of known writers
-// are claims. "~" and $HOME are expanded with Options.Home; cd, pushd and
-// popd are tracked as a set of possible directories through lists,
-// conditionals, loops and function calls; a glob claims the directory it is
-// rooted in (Claim.Path) and carries its pattern (Claim.Glob).
+// Redirect targets, every operand and option value (a literal that does
+// not look like a path is a Candidate, judged when such a file exists; a
+// Dynamic one is an unresolved Operand, except for programs that never
+// open operands), the operands of known writers, the directories a glob
+// lists, and the trees of recursive programs (Recursive, NamesOnly for
+// listers) are claims. "~" and $HOME are expanded with Options.Home; cd,
+// pushd and popd are tracked as a set of possible directories through
+// lists, conditionals, loops and function calls; a glob claims the
+// directory it is rooted in (Claim.Path) and carries its pattern
+// (Claim.Glob); a for loop's variable over known items claims the items.
 package shellscan
 
 import (
