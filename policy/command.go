@@ -726,7 +726,11 @@ func (j *claimJudge) subtree(abs string, op Op, arg string, namesOnly bool, v *V
 		}
 		ev := j.c.DecideResolved(target, op)
 		if ev.Decision == Allow && op == Read && d.Type().IsRegular() {
-			ev = j.links(target, ev)
+			if fi, err := d.Info(); err == nil {
+				if _, nlink, ok := linkInfo(fi); ok && nlink > 1 {
+					ev = j.links(target, ev)
+				}
+			}
 		}
 		if ev.Decision != Allow {
 			hit = &Verdict{Decision: Ask, Op: op, Rule: ev.Rule, Path: abs,

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -451,5 +452,31 @@ func BenchmarkDecideCommand(b *testing.B) {
 		if _, err := c.DecideCommand(cmd, ""); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkDecideCommandTree measures the gate's file-system work on a
+// tree of 100,000 files (1,000 directories of 100): a glob over one
+// directory, a glob over every directory, and a recursive reader of the
+// whole tree (every entry judged).
+func BenchmarkDecideCommandTree(b *testing.B) {
+	fx := newGateFixture(b)
+	for d := range 1000 {
+		dir := filepath.Join(fx.root, "tree", fmt.Sprintf("d%03d", d))
+		require.NoError(b, os.MkdirAll(dir, 0o755))
+		for f := range 100 {
+			require.NoError(b, os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%02d.go", f)), nil, 0o644))
+		}
+	}
+	c := fx.checker(b, Trusted.Policy())
+	for _, cmd := range []string{"cat tree/d000/*.go", "ls tree/*/f00.go", "grep -r TODO tree"} {
+		b.Run(cmd, func(b *testing.B) {
+			for b.Loop() {
+				v, err := c.DecideCommand(cmd, "")
+				if err != nil || v.Decision != Allow {
+					b.Fatalf("%v %v", err, v)
+				}
+			}
+		})
 	}
 }
