@@ -471,7 +471,15 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 			v = unresolvedVerdict(cl.Path, op, "the path cannot be resolved: "+err.Error())
 		}
 		if v.Decision == Allow && v.Path != "" {
-			if cl.Recursive {
+			if cl.Recursive && cl.WorkTree {
+				top := workTreeTop(v.Path)
+				tv := j.c.DecideResolved(top, op)
+				if tv.Decision != Allow {
+					v = tv
+				} else {
+					v = j.subtree(top, op, cl.Arg, cl.NamesOnly, v)
+				}
+			} else if cl.Recursive {
 				v = j.subtree(v.Path, op, cl.Arg, cl.NamesOnly, v)
 			} else if op == Read {
 				v = j.links(v.Path, v)
@@ -679,6 +687,19 @@ func goPattern(seg string) (string, bool) {
 func globCap(glob string, op Op, why string) *Verdict {
 	return &Verdict{Decision: Ask, Op: op, Rule: "gate: glob", Path: glob,
 		Reason: "the glob " + glob + " " + why + "; name the files instead"}
+}
+
+// workTreeTop returns the nearest directory at or above dir that holds a
+// .git entry (the work tree git acts on), or dir itself when none does.
+func workTreeTop(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return d
+		}
+		if d == "/" || d == "." || d == "" {
+			return dir
+		}
+	}
 }
 
 // exists reports whether a file named p (relative to base) exists.

@@ -187,6 +187,10 @@ func words(argv []string, file string) []string {
 		argv = []string{file}
 	}
 	w := append([]string{path.Base(file)}, argv[1:]...)
+	if strings.HasPrefix(w[0], "ld-") && strings.Contains(w[0], ".so") && len(w) > 1 {
+		// The dynamic loader runs the program named after it.
+		w = append([]string{path.Base(w[1])}, w[2:]...)
+	}
 	if w[0] == "busybox" && len(w) > 1 {
 		w = append([]string{path.Base(w[1])}, w[2:]...)
 	}

@@ -175,8 +175,12 @@ func checkCorpus(t *testing.T, name string) (allowed map[string]int, total int) 
 // corpus: no command the gate allows may do, under any of the shells,
 // anything the policy denies or asks for.
 func TestAdversarialCorpus(t *testing.T) {
-	allowed, total := checkCorpus(t, "../../testdata/gate/adversarial.txt")
-	t.Logf("%d commands; allowed by the gate: %v", total, allowed)
+	for _, name := range []string{"adversarial.txt", "adversarial2.txt"} {
+		t.Run(name, func(t *testing.T) {
+			allowed, total := checkCorpus(t, "../../testdata/gate/"+name)
+			t.Logf("%d commands; allowed by the gate: %v", total, allowed)
+		})
+	}
 }
 
 // TestOrdinaryCorpus runs the ordinary agent commands the gate allows

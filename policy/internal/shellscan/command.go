@@ -319,7 +319,7 @@ func (w *walker) inner(c ctx, seg *Segment, cur []xword, redirs []*syntax.Redire
 	case name == "sed":
 		w.sed(seg, args, cst, skip)
 	case name == "git":
-		w.git(seg, cur, cst, skip)
+		cst = w.git(seg, cur, cst, skip)
 	case name == "find":
 		w.find(c, seg, args, cst, cst, skip)
 	case name == "deno":
@@ -330,6 +330,13 @@ func (w *walker) inner(c ctx, seg *Segment, cur []xword, redirs []*syntax.Redire
 		seg.opaque(name + " runs code the gate cannot read")
 	case name == "dd":
 		w.dd(args, cst, skip)
+	case name == "zip":
+		for i := range args {
+			if args[i].Kind != Literal || !strings.HasPrefix(args[i].Value, "-") {
+				w.claim(&args[i], Write, "writer argument", cst) // the archive
+				break
+			}
+		}
 	case name == "tar":
 		w.recursiveMode = true
 		w.tar(seg, args, cst, skip)
@@ -768,7 +775,8 @@ func (w *walker) awkProgram(seg *Segment, name, prog string) {
 // (aliases with "!", core.pager, core.sshCommand, ...); global options are
 // removed in an extra form so that rules such as "git push" see the
 // subcommand.
-func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
+// git returns the directory state its operands resolve against (after -C).
+func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwdState {
 	args := cur[1:]
 	var workTree *xword
 	i := 0
@@ -813,6 +821,24 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 				}
 			}
 		}
+		if opt == "-C" {
+			// Later operands are relative to -C's directory.
+			var d *xword
+			if hasVal {
+				x := subword(w, a, "-C=")
+				d = &x
+			} else if i < len(args) {
+				d = &args[i]
+			}
+			if d != nil {
+				cst = cst.clone()
+				if d.Kind != Literal || d.unresolved != "" {
+					cst.unknown = "git -C " + d.raw + " runs in a directory the gate cannot know"
+				} else {
+					cst.cd(d.path)
+				}
+			}
+		}
 	}
 	if i > 0 && i < len(args) {
 		git := xword{Word: Word{Value: "git"}, raw: cur[0].raw, path: "git"}
@@ -820,7 +846,7 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 		seg.Forms = append(seg.Forms, Form{Words: plainWords(form)})
 	}
 	if i >= len(args) || args[i].Kind != Literal {
-		return
+		return cst
 	}
 	sub, rest := args[i].Value, args[i+1:]
 	if why := gitOpaque(sub, rest); why != "" {
@@ -875,15 +901,20 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 		}
 	case sub == "add" || sub == "stash":
 		for _, k := range gitOps {
-			if v := rest[k].Value; rest[k].Kind != Literal || strings.HasPrefix(v, ":") || strings.ContainsAny(v, "*?[") ||
-				path.Clean(v) == "." {
+			if v := rest[k].Value; rest[k].Kind != Literal || strings.HasPrefix(v, ":") || strings.ContainsAny(v, "*?[") {
 				// pathspec magic and git's own globs match anywhere
 				// in the work tree.
 				tree := xword{Word: Word{Value: "."}, raw: "git " + sub, path: "."}
-				w.recursiveMode = true
+				w.recursiveMode, w.workTreeMode = true, true
 				w.claim(&tree, Read, "argument", cst)
-				w.recursiveMode = false
+				w.recursiveMode, w.workTreeMode = false, false
 				break
+			}
+			if sub == "add" {
+				// git add DIR adds every file under it.
+				w.recursiveMode = true
+				w.claim(&rest[k], Read, "argument", cst)
+				w.recursiveMode = false
 			}
 		}
 	case sub == "diff" && hasArg(rest, "--no-index"):
@@ -894,13 +925,11 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 		w.recursiveMode = false
 	}
 	if op, ok := gitRecursive(sub, rest); ok {
+		// The whole work tree, wherever in it git runs.
 		tree := xword{Word: Word{Value: "."}, raw: "git " + sub, path: "."}
-		if workTree != nil {
-			tree = *workTree
-		}
-		w.recursiveMode = true
+		w.recursiveMode, w.workTreeMode = true, true
 		w.claim(&tree, op, "argument", cst)
-		w.recursiveMode = false
+		w.recursiveMode, w.workTreeMode = false, false
 	}
 	switch sub {
 	case "config":
@@ -947,6 +976,7 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) {
 			w.claim(&dot, Write, "writer argument", cst)
 		}
 	}
+	return cst
 }
 
 // find: starting points are read claims, -delete makes them writes,

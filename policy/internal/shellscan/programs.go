@@ -30,6 +30,7 @@ var runOpts = map[string][]string{
 	"diff3":  {"--diff-program"},
 	"awk":    {"-W", "--exec", "-f", "--file", "-E"},
 	"patch":  {"--merge"},
+	"split": {"--filter"},
 	"tar": {"--to-command", "--use-compress-program", "-I", "--info-script", "-F", "--new-volume-script", "--rsh-command",
 		"--checkpoint-action", "--transform", "--xform", "-P", "--absolute-names", "--index-file", "-g", "--listed-incremental"},
 }
@@ -57,6 +58,7 @@ var alwaysOpaque = map[string]string{
 	"linux32": "runs a program", "linux64": "runs a program", "schedtool": "runs a program", "cpulimit": "runs a program",
 	"fakeroot": "runs a program", "faketime": "runs a program", "firejail": "runs a program", "systemd-run": "runs a program",
 	"history": "writes the shell's history file", "fc": "runs commands from the history",
+	"sqlite3": "runs SQL and dot-commands that read, write and run anything", "duckdb": "runs SQL that reads and writes files",
 	"expect": "runs a script", "tclsh": "runs a script", "lua": "runs a script", "php": "runs a script",
 	"osascript": "runs a script", "R": "runs a script", "Rscript": "runs a script", "jshell": "runs Java",
 }
@@ -66,6 +68,9 @@ var alwaysOpaque = map[string]string{
 func programOpaque(name string, args []xword) string {
 	if why, ok := alwaysOpaque[name]; ok {
 		return name + " " + why + ", which the gate cannot read"
+	}
+	if strings.HasPrefix(name, "ld-") && strings.Contains(name, ".so") || name == "ld.so" {
+		return name + " is the dynamic loader: it runs the program named after it"
 	}
 	for _, a := range args {
 		if a.Kind != Literal {
@@ -125,6 +130,9 @@ func configWrites(args []xword) bool {
 var fileListOpts = map[string][]string{
 	"*":    {"--files0-from", "--pathspec-from-file", "--stdin-paths", "--files-from"},
 	"file": {"-f"},
+	"md5sum": {"-c", "--check"}, "sha1sum": {"-c", "--check"}, "sha224sum": {"-c", "--check"},
+	"sha256sum": {"-c", "--check"}, "sha384sum": {"-c", "--check"}, "sha512sum": {"-c", "--check"},
+	"b2sum": {"-c", "--check"}, "cksum": {"-c", "--check"}, "shasum": {"-c", "--check"},
 	"tar":  {"-T"},
 	"zip":  {"-@"},
 	"cpio": {"-o", "-p"},
@@ -133,6 +141,9 @@ var fileListOpts = map[string][]string{
 // fileList returns why the program reads file names from a file or its
 // input, or "".
 func fileList(name string, args []xword) string {
+	if name == "patch" {
+		return "patch reads and changes the files its patch names, only known at run time"
+	}
 	for _, a := range args {
 		if a.Kind != Literal {
 			continue

@@ -53,10 +53,25 @@ func recursiveNames(name string, args []xword) (rec, dotDefault, namesOnly bool)
 		return false
 	}
 	switch name {
-	case "grep", "egrep", "fgrep", "zgrep", "git-grep":
-		r := shortHas("rR") || longHas("--recursive", "--dereference-recursive", "--directories=recurse")
+	case "grep", "egrep", "fgrep", "zgrep", "git-grep", "rgrep":
+		if name == "rgrep" {
+			return true, true, false
+		}
+		r := shortHas("rR") || longHas("--recursive", "--dereference-recursive")
 		for i, a := range args {
-			if a.Value == "-d" && i+1 < len(args) && args[i+1].Value == "recurse" {
+			// -d/--directories ACTION, abbreviated as getopt does
+			// ("rec" is "recurse").
+			v := a.Value
+			val := ""
+			switch {
+			case (v == "-d" || optIs(v, "--directories") && !strings.Contains(v, "=")) && i+1 < len(args):
+				val = args[i+1].Value
+			case strings.HasPrefix(v, "-d") && len(v) > 2 && v[1] == 'd':
+				val = v[2:]
+			case optIs(v, "--directories") && strings.Contains(v, "="):
+				_, val, _ = strings.Cut(v, "=")
+			}
+			if len(val) >= 3 && strings.HasPrefix("recurse", val) || a.Kind != Literal {
 				r = true
 			}
 		}
@@ -67,9 +82,16 @@ func recursiveNames(name string, args []xword) (rec, dotDefault, namesOnly bool)
 		return true, true, longHas("--files")
 	case "ag", "ack":
 		return true, true, false
-	case "ls":
+	case "ls", "dir", "vdir":
 		r := shortHas("R") || longHas("--recursive")
 		return r, r, r
+	case "gzip", "gunzip", "bzip2", "xz", "zstd", "lz4", "pigz", "brotli":
+		return shortHas("r") || longHas("--recursive"), false, false
+	case "lsattr", "getfacl":
+		r := shortHas("R") || longHas("--recursive")
+		return r, r, false
+	case "chattr":
+		return shortHas("R") || longHas("--recursive"), false, false
 	case "chmod", "chown", "chgrp", "setfacl":
 		return shortHas("R") || longHas("--recursive"), false, false
 	case "cp", "scp":
@@ -79,7 +101,9 @@ func recursiveNames(name string, args []xword) (rec, dotDefault, namesOnly bool)
 	case "rm":
 		return shortHas("rR") || longHas("--recursive"), false, false
 	case "zip":
-		return shortHas("r") || longHas("--recurse-paths"), false, false
+		// -R matches its patterns in the whole working directory.
+		pat := shortHas("R") || longHas("--recurse-patterns")
+		return pat || shortHas("r") || longHas("--recurse-paths"), pat, false
 	case "diff":
 		return shortHas("r") || longHas("--recursive"), false, false
 	case "tar":
@@ -139,8 +163,12 @@ var valueOpts = map[string]string{
 // directory by default was given no path operand: grep, rg, ag, ack and
 // fd take a pattern first (unless grep's -e or -f gave it).
 func namesNoPath(name string, args []xword) bool {
+	if name == "zip" {
+		return true // -R: the patterns match under the working directory
+	}
 	vals := valueOpts[name]
-	patternFirst := name != "tree" && name != "du" && name != "ls"
+	patternFirst := name != "tree" && name != "du" && name != "ls" && name != "dir" && name != "vdir" &&
+		name != "lsattr" && name != "getfacl"
 	n := 0
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -191,6 +191,11 @@ type Claim struct {
 	// Recursive marks a claim on the whole tree under Path (grep -r, find,
 	// cp -r, rm -r, git add -A, ...).
 	Recursive bool
+	// WorkTree marks a recursive claim on the whole git work tree that
+	// contains Path (git add -A, stash -u and clean act on all of it
+	// wherever git runs): the judge walks from the nearest directory
+	// above Path that holds .git.
+	WorkTree bool
 	// NamesOnly marks a recursive read that lists names (find, tree, du,
 	// ls -R) without reading any file's contents: only the directories
 	// it lists are judged.
@@ -303,6 +308,9 @@ type walker struct {
 	// candidateMode makes claim record candidates, recursiveMode
 	// recursive claims.
 	candidateMode, recursiveMode, namesMode bool
+	// workTreeMode makes recursive claims cover the whole git work tree
+	// around the path.
+	workTreeMode bool
 	// findStarts are the trees of the find whose -exec command is being
 	// walked, claimed for its {} (with the directory state findCst).
 	findStarts []xword
@@ -952,7 +960,7 @@ func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
 		w.written[path.Clean(x.path)] = true
 	}
 	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source, Candidate: w.candidateMode, Recursive: w.recursiveMode,
-		NamesOnly: w.namesMode && op == Read && (w.recursiveMode || x.Kind == Glob)}
+		NamesOnly: w.namesMode && op == Read && (w.recursiveMode || x.Kind == Glob), WorkTree: w.workTreeMode}
 	if x.Kind == Literal && isPseudoDevice(x.path) {
 		return
 	}

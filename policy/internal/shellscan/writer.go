@@ -51,6 +51,17 @@ var writers = map[string]writerSpec{
 	"mkfifo":  {arg: "m", argLong: []string{"--mode", "--context"}, mode: writeAll},
 	"mknod":   {arg: "m", argLong: []string{"--mode", "--context"}, mode: writeFirst},
 	"tee":     {mode: writeAll},
+	"link":    {mode: writeLast},
+	"xxd":     {arg: "cgloOsn", mode: writeLast},
+	"ar":      {mode: writeSkipFirst},
+	"split":   {arg: "abCdlnt", argLong: []string{"--suffix-length", "--additional-suffix", "--bytes", "--line-bytes", "--lines", "--number", "--separator", "--filter"}, mode: writeLast},
+	"csplit":  {arg: "bfn", argLong: []string{"--suffix-format", "--prefix", "--digits"}, mode: writeNone, writeOpts: "-f,--prefix"},
+	"mktemp":  {arg: "p", argLong: []string{"--suffix", "--tmpdir"}, mode: writeAll, writeOpts: "-p,--tmpdir"},
+	"shuf":    {arg: "einor", argLong: []string{"--echo", "--input-range", "--head-count", "--output", "--random-source"}, mode: writeNone, writeOpts: "-o,--output", readOpts: "--random-source"},
+	"iconv":   {arg: "ftco", argLong: []string{"--from-code", "--to-code", "--output"}, mode: writeNone, writeOpts: "-o,--output"},
+	"lz4":     {mode: writeLast},
+	"zstd":    {arg: "oD", argLong: []string{"--output-dir-flat", "--output-dir-mirror"}, mode: writeNone, writeOpts: "-o,--output-dir-flat,--output-dir-mirror"},
+	"ssh-keygen": {arg: "fCNtbZ", mode: writeNone, writeOpts: "-f"},
 	"uniq":    {arg: "fsw", argLong: []string{"--skip-fields", "--skip-chars", "--check-chars", "--group", "--all-repeated"}, mode: writeLast},
 	"truncate": {arg: "sr", argLong: []string{"--size", "--reference"}, mode: writeAll,
 		readOpts: "-r,--reference"},
@@ -419,8 +430,18 @@ func (w *walker) tar(seg *Segment, args []xword, cst *cwdState, skip []bool) {
 		w.claim(dir, Read, "option", cst)
 	}
 	if creating {
+		// Operands are read from -C's directory.
+		ocst := cst
+		if dir != nil {
+			ocst = cst.clone()
+			if dir.Kind != Literal || dir.unresolved != "" {
+				ocst.unknown = "tar -C " + dir.raw + " reads its operands from a directory the gate cannot know"
+			} else {
+				ocst.cd(dir.path)
+			}
+		}
 		for _, i := range operands {
-			w.claim(&args[i], Read, "argument", cst)
+			w.claim(&args[i], Read, "argument", ocst)
 		}
 	}
 }
@@ -429,6 +450,9 @@ func (w *walker) tar(seg *Segment, args []xword, cst *cwdState, skip []bool) {
 // otherwise: operands, --flag=value and key=value values, @file values and
 // rooted values of short options (-I/usr/include).
 func (w *walker) genericClaims(args []xword, cst *cwdState, skip []bool) {
+	if _, known := writers[w.curName]; !known && !noFileOperands[w.curName] {
+		w.outputClaims(args, cst, skip)
+	}
 	end := false
 	for i := range args {
 		if skip != nil && skip[i] {
@@ -601,6 +625,9 @@ var envVars = map[string]envKind{
 	"LOCPATH": envOpaque, "NLSPATH": envOpaque, "TERMINFO": envOpaque, "INPUTRC": envOpaque, "XDG_CACHE_HOME": envOpaque,
 	"XDG_DATA_HOME": envOpaque, "GOCACHE": envOpaque, "GOTMPDIR": envOpaque, "GOPATH": envOpaque, "GOMODCACHE": envOpaque,
 	"GOPROXY": envOpaque, "GONOSUMDB": envOpaque, "GOINSECURE": envOpaque, "OLDPWD": envOpaque, "PWD": envOpaque,
+	"XZ_DEFAULTS": envOpaque, "UNZIPOPT": envOpaque, "OPENSSL_CONF": envOpaque, "OPENSSL_MODULES": envOpaque,
+	"BZIP": envOpaque, "BZIP2": envOpaque, "ZSTD_NBTHREADS": envOpaque, "SSH_AUTH_SOCK": envOpaque, "GNUPGHOME": envOpaque,
+	"CURL_HOME": envOpaque, "WGETRC": envOpaque, "SQLITE_HISTORY": envOpaque, "PARALLEL": envOpaque,
 }
 
 // safeEnv are variables of the opaque families above that only change
@@ -614,12 +641,51 @@ var safeEnv = map[string]bool{
 	"PYTHONUTF8": true, "NODE_ENV": true, "NODE_NO_WARNINGS": true,
 }
 
+// outputOpts are options that name an output file for programs the writer
+// table does not know (openssl -out, --output=FILE): their values are
+// write claims.
+var outputOpts = []string{"-o", "--output", "-out", "--out", "--output-file", "--outfile", "--output-dir",
+	"--output-directory", "-outdir", "-keyout"}
+
+// outputClaims claims the values of outputOpts as writes.
+func (w *walker) outputClaims(args []xword, cst *cwdState, skip []bool) {
+	for i := 0; i < len(args); i++ {
+		if skip != nil && skip[i] {
+			continue
+		}
+		a := &args[i]
+		if a.Kind != Literal || !strings.HasPrefix(a.Value, "-") {
+			continue
+		}
+		if a.Value == "--" {
+			return
+		}
+		name, _, hasEq := strings.Cut(a.Value, "=")
+		for _, o := range outputOpts {
+			if name != o && !(strings.HasPrefix(o, "--") && optIs(name, o)) {
+				continue
+			}
+			if hasEq {
+				x := subword(w, a, name+"=")
+				w.claim(&x, Write, "writer argument", cst)
+			} else if i+1 < len(args) {
+				w.claim(&args[i+1], Write, "writer argument", cst)
+			}
+			break
+		}
+	}
+}
+
 // opaqueVar returns why assigning name makes later commands unreadable.
 func opaqueVar(name string) string {
 	kind, ok := envVars[name]
 	switch {
 	case ok && kind == envOpaque:
 		return "setting " + name + " changes which code later commands run"
+	case strings.HasSuffix(name, "_OPTIONS") || strings.HasSuffix(name, "_OPTS") || strings.HasSuffix(name, "OPT") ||
+		strings.HasSuffix(name, "_DEFAULTS") || strings.HasSuffix(name, "_CONF") || strings.HasSuffix(name, "_CONFIG") ||
+		strings.HasSuffix(name, "_CONFIG_FILE") || strings.HasSuffix(name, "RC") || strings.HasSuffix(name, "_HOME"):
+		return "setting " + name + " gives a program options, configuration or a home directory the gate cannot read"
 	case strings.HasPrefix(name, "BASH_FUNC_"), strings.HasPrefix(name, "LD_"), strings.HasPrefix(name, "DYLD_"),
 		strings.HasPrefix(name, "PYTHON") && !safeEnv[name], strings.HasPrefix(name, "PERL"), strings.HasPrefix(name, "RUBY"),
 		strings.HasPrefix(name, "NODE_") && !safeEnv[name], strings.HasPrefix(name, "npm_config_"),
