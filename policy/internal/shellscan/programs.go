@@ -30,7 +30,7 @@ var runOpts = map[string][]string{
 	"diff3":  {"--diff-program"},
 	"awk":    {"-W", "--exec", "-f", "--file", "-E"},
 	"patch":  {"--merge"},
-	"split": {"--filter"},
+	"split":  {"--filter"},
 	"tar": {"--to-command", "--use-compress-program", "-I", "--info-script", "-F", "--new-volume-script", "--rsh-command",
 		"--checkpoint-action", "--transform", "--xform", "-P", "--absolute-names", "--index-file", "-g", "--listed-incremental"},
 }
@@ -128,8 +128,8 @@ func configWrites(args []xword) bool {
 // fileListOpts are options whose value is a file listing the files the
 // program then reads (tar -T LIST): the names are only known at run time.
 var fileListOpts = map[string][]string{
-	"*":    {"--files0-from", "--pathspec-from-file", "--stdin-paths", "--files-from"},
-	"file": {"-f"},
+	"*":      {"--files0-from", "--pathspec-from-file", "--stdin-paths", "--files-from"},
+	"file":   {"-f"},
 	"md5sum": {"-c", "--check"}, "sha1sum": {"-c", "--check"}, "sha224sum": {"-c", "--check"},
 	"sha256sum": {"-c", "--check"}, "sha384sum": {"-c", "--check"}, "sha512sum": {"-c", "--check"},
 	"b2sum": {"-c", "--check"}, "cksum": {"-c", "--check"}, "shasum": {"-c", "--check"},
