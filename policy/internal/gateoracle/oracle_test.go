@@ -12,7 +12,7 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-func needOracle(t *testing.T) *Fixture {
+func needOracle(t testing.TB) *Fixture {
 	t.Helper()
 	if why := Available(); why != "" {
 		testenv.Skip(t, testenv.Bwrap, "the gate's execution oracle cannot run: %s", why)
@@ -227,7 +227,7 @@ func FuzzGate(f *testing.F) {
 		"\x06\x02\x00\x0c\x01", "\x09\x1a\x00\x03", "\x03\x00\x14\x02\x0b"} {
 		f.Add([]byte(s))
 	}
-	fx := needOracleF(f)
+	fx := needOracle(f)
 	var cs map[string]*policy.Checker
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if cs == nil {
@@ -250,16 +250,4 @@ func FuzzGate(f *testing.F) {
 			}
 		}
 	})
-}
-
-func needOracleF(f *testing.F) *Fixture {
-	f.Helper()
-	if why := Available(); why != "" {
-		testenv.Skip(f, testenv.Bwrap, "the gate's execution oracle cannot run: %s", why)
-	}
-	fx, err := NewFixture(f.TempDir())
-	if err != nil {
-		f.Fatal(err)
-	}
-	return fx
 }
