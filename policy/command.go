@@ -459,10 +459,10 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 		}
 	}
 	for _, base := range bases {
-		if cl.Candidate && !exists(base, cl.Path) {
+		v, fi, ok := j.decideUnderInfo(base, cl.Path, op)
+		if cl.Candidate && (ok && fi == nil || !ok && !exists(base, cl.Path)) {
 			continue // a word that names no file is not a path
 		}
-		v, ok := j.decideUnder(base, cl.Path, op)
 		var err error
 		if !ok {
 			v, err = j.c.DecidePathAt(base, cl.Path, op)
@@ -471,7 +471,9 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 			v = unresolvedVerdict(cl.Path, op, "the path cannot be resolved: "+err.Error())
 		}
 		if v.Decision == Allow && v.Path != "" {
-			if cl.Recursive && cl.WorkTree {
+			if ok && fi == nil && !cl.Recursive {
+				// It does not exist: no links, no tree.
+			} else if cl.Recursive && cl.WorkTree {
 				top := workTreeTop(v.Path)
 				tv := j.c.DecideResolved(top, op)
 				if tv.Decision != Allow {
@@ -481,8 +483,8 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 				}
 			} else if cl.Recursive {
 				v = j.subtree(v.Path, op, cl.Arg, cl.NamesOnly, v)
-			} else if op == Read {
-				v = j.links(v.Path, v)
+			} else if op == Read && (fi == nil || fi.Mode().IsRegular()) {
+				v = j.linksInfo(v.Path, fi, v)
 			}
 		}
 		if out.Verdict == nil || v.Decision.Stricter(out.Verdict.Decision) {
@@ -511,11 +513,19 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 // by an existing or missing tail: a symlink, "..", a non-directory in the
 // middle, an error other than "does not exist".
 func (j *claimJudge) decideUnder(base, rel string, op Op) (*Verdict, bool) {
+	v, _, ok := j.decideUnderInfo(base, rel, op)
+	return v, ok
+}
+
+// decideUnderInfo is decideUnder that also returns the file's lstat
+// information when it exists (nil when it does not).
+func (j *claimJudge) decideUnderInfo(base, rel string, op Op) (*Verdict, fs.FileInfo, bool) {
 	if base == "" || path.IsAbs(rel) || rel == "" || strings.HasPrefix(rel, "~") {
-		return nil, false
+		return nil, nil, false
 	}
 	cur := base
 	rest := rel
+	var last fs.FileInfo
 	for rest != "" {
 		var comp string
 		comp, rest, _ = strings.Cut(rest, "/")
@@ -523,7 +533,7 @@ func (j *claimJudge) decideUnder(base, rel string, op Op) (*Verdict, bool) {
 		case "", ".":
 			continue
 		case "..":
-			return nil, false
+			return nil, nil, false
 		}
 		next := cur + "/" + comp
 		if cur == "/" {
@@ -532,21 +542,28 @@ func (j *claimJudge) decideUnder(base, rel string, op Op) (*Verdict, bool) {
 		fi, err := os.Lstat(next)
 		switch {
 		case err == nil && fi.Mode()&os.ModeSymlink != 0:
-			return nil, false
+			return nil, nil, false
 		case err == nil && !fi.IsDir() && strings.Trim(rest, "/.") != "":
-			return nil, false
+			return nil, nil, false
 		case err == nil:
-			cur = next
+			cur, last = next, fi
 		case errors.Is(err, fs.ErrNotExist):
 			if strings.Contains(rest, "..") {
-				return nil, false
+				return nil, nil, false
 			}
-			return j.c.DecideResolved(path.Clean(next+"/"+rest), op), true
+			return j.c.DecideResolved(path.Clean(next+"/"+rest), op), nil, true
 		default:
-			return nil, false
+			return nil, nil, false
 		}
 	}
-	return j.c.DecideResolved(cur, op), true
+	if last == nil { // rel named base itself
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil, nil, false
+		}
+		last = fi
+	}
+	return j.c.DecideResolved(cur, op), last, true
 }
 
 // globMatches expands a glob against the file system as the shell does
@@ -774,9 +791,17 @@ func (j *claimJudge) subtree(abs string, op Op, arg string, namesOnly bool, v *V
 // names must be found there — names elsewhere cannot be checked, so such a
 // file is asked.
 func (j *claimJudge) links(abs string, v *Verdict) *Verdict {
-	fi, err := os.Stat(abs)
-	if err != nil {
-		return v
+	return j.linksInfo(abs, nil, v)
+}
+
+// linksInfo is links with the file's information when the caller has it
+// (from an lstat of a regular file).
+func (j *claimJudge) linksInfo(abs string, fi fs.FileInfo, v *Verdict) *Verdict {
+	if fi == nil {
+		var err error
+		if fi, err = os.Stat(abs); err != nil {
+			return v
+		}
 	}
 	key, nlink, ok := linkInfo(fi)
 	if !ok || nlink < 2 {

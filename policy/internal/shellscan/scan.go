@@ -264,11 +264,26 @@ func dedupeSegments(segs []Segment) []Segment {
 	var b strings.Builder
 	for _, s := range segs {
 		b.Reset()
-		fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%d", s.Text, s.Dynamic, s.Opaque, s.Depth)
+		b.WriteString(s.Text)
+		b.WriteByte(0)
+		b.WriteString(s.Dynamic)
+		b.WriteByte(0)
+		b.WriteString(s.Opaque)
+		b.WriteByte(byte(s.Depth))
 		for _, f := range s.Forms {
-			fmt.Fprintf(&b, "\x00%t%t", f.Wrapper, f.OpenTail)
+			b.WriteByte(0)
+			if f.Wrapper {
+				b.WriteByte('w')
+			}
+			if f.OpenTail {
+				b.WriteByte('t')
+			}
 			for _, w := range f.Words {
-				fmt.Fprintf(&b, "\x01%d%s\x02%s", w.Kind, w.Value, w.Pattern)
+				b.WriteByte(1)
+				b.WriteByte(byte(w.Kind))
+				b.WriteString(w.Value)
+				b.WriteByte(2)
+				b.WriteString(w.Pattern)
 			}
 		}
 		if k := b.String(); !seen[k] {
@@ -443,6 +458,10 @@ func (w *walker) source(c ctx, src string, st *cwdState, what string) {
 			w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
 			return
 		}
+		if readsAlike(src) {
+			w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
+			return
+		}
 		pst := st.clone()
 		saved := w.shellState.clone()
 		w.stmts(ctx{src: src, depth: c.depth}, f.Stmts, st)
@@ -463,6 +482,20 @@ func (w *walker) source(c ctx, src string, st *cwdState, what string) {
 func needsPOSIX(src string) bool {
 	return strings.ContainsAny(src, "$&|<>{}[]()=") || strings.Contains(src, "function") ||
 		strings.Contains(src, "select") || strings.Contains(src, "coproc")
+}
+
+// readsAlike reports a command that both parsers accepted and that has
+// none of the constructs they read differently — $'...', $"...", [[, ((
+// and the bash keywords that are plain commands to POSIX sh — so one walk
+// covers both readings.
+func readsAlike(src string) bool {
+	for _, s := range []string{"$'", "$\"", "[[", "((", "declare", "local", "export", "readonly", "typeset",
+		"let", "time", "coproc", "select", "function"} {
+		if strings.Contains(src, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func (w *walker) tooDeep(c ctx, n syntax.Node) bool {
