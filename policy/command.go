@@ -125,7 +125,8 @@ type ClaimVerdict struct {
 	// Arg is the word as written in the command.
 	Arg string `json:"arg"`
 	// Source says where the claim came from: "redirect", "argument",
-	// "writer argument", "option", "cd", "command", "script", "cwd".
+	// "writer argument", "option", "glob" (a directory the shell lists to
+	// expand a glob), "cd", "command", "script", "cwd".
 	Source  string   `json:"source"`
 	Verdict *Verdict `json:"verdict"`
 }
