@@ -484,8 +484,8 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 				}
 			} else if cl.Recursive {
 				v = j.subtree(v.Path, op, cl.Arg, cl.NamesOnly, v)
-			} else if op == Read && (fi == nil || fi.Mode().IsRegular()) {
-				v = j.linksInfo(v.Path, fi, v)
+			} else if fi == nil || fi.Mode().IsRegular() {
+				v = j.linksInfo(v.Path, fi, op, v)
 			}
 		}
 		if out.Verdict == nil || v.Decision.Stricter(out.Verdict.Decision) {
@@ -657,8 +657,8 @@ func (j *claimJudge) globMatches(base, glob string, op Op, recursive, namesOnly 
 		}
 		if v.Decision == Allow && recursive {
 			v = j.subtree(v.Path, op, glob, namesOnly, v)
-		} else if v.Decision == Allow && op == Read {
-			v = j.links(v.Path, v)
+		} else if v.Decision == Allow {
+			v = j.linksInfo(v.Path, nil, op, v)
 		}
 		if worst == nil || v.Decision.Stricter(worst.Decision) {
 			worst = v
@@ -787,17 +787,18 @@ func (j *claimJudge) subtree(abs string, op Op, arg string, namesOnly bool, v *V
 	return v
 }
 
-// links judges a read of the existing regular file abs with more than one
-// name: every other name in the root must be readable, and all of its
+// links judges a read (linksInfo: a read or a write) of the existing
+// regular file abs with more than one name: every other name in the root
+// must allow the op, and all of its
 // names must be found there — names elsewhere cannot be checked, so such a
 // file is asked.
 func (j *claimJudge) links(abs string, v *Verdict) *Verdict {
-	return j.linksInfo(abs, nil, v)
+	return j.linksInfo(abs, nil, Read, v)
 }
 
 // linksInfo is links with the file's information when the caller has it
 // (from an lstat of a regular file).
-func (j *claimJudge) linksInfo(abs string, fi fs.FileInfo, v *Verdict) *Verdict {
+func (j *claimJudge) linksInfo(abs string, fi fs.FileInfo, op Op, v *Verdict) *Verdict {
 	if fi == nil {
 		var err error
 		if fi, err = os.Stat(abs); err != nil {
@@ -810,16 +811,23 @@ func (j *claimJudge) linksInfo(abs string, fi fs.FileInfo, v *Verdict) *Verdict 
 	}
 	names, complete := j.rootNames(key)
 	for _, n := range names {
-		if nv := j.c.DecideResolved(n, Read); nv.Decision != Allow {
-			return &Verdict{Decision: nv.Decision, Op: Read, Rule: nv.Rule, Path: abs,
-				Reason: fmt.Sprintf("the file is another name (a hard link) of %s, which may not be read (%s)", n, nv.Reason)}
+		if nv := j.c.DecideResolved(n, op); nv.Decision != Allow {
+			return &Verdict{Decision: nv.Decision, Op: op, Rule: nv.Rule, Path: abs,
+				Reason: fmt.Sprintf("the file is another name (a hard link) of %s, which may not be %s (%s)", n, opPast(op), nv.Reason)}
 		}
 	}
 	if !complete || uint64(len(names)) < nlink {
-		return &Verdict{Decision: Ask, Op: Read, Rule: "gate: hard link", Path: abs,
+		return &Verdict{Decision: Ask, Op: op, Rule: "gate: hard link", Path: abs,
 			Reason: fmt.Sprintf("the file has %d names, not all of them in the root, and the gate cannot check the others", nlink)}
 	}
 	return v
+}
+
+func opPast(op Op) string {
+	if op == Write {
+		return "written"
+	}
+	return "read"
 }
 
 // fileKey identifies a file.

@@ -89,7 +89,7 @@ func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 				add(fmt.Sprintf("%s listed %s", e.Prog, e.Path), v.Rule)
 			}
 		case Write:
-			if skipWrite(e.Path) || implicitState(home, tr.Command, e.Path) {
+			if skipWrite(e.Path) || implicitState(f, tr.Command, e.Path) {
 				continue
 			}
 			if v := decideNoFollow(c, e.Path, policy.Write); v.Decision != policy.Allow {
@@ -110,7 +110,7 @@ func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 		}
 	}
 	for _, p := range tr.Changed {
-		if implicitState(home, tr.Command, p) {
+		if implicitState(f, tr.Command, p) {
 			continue
 		}
 		if v := c.DecideResolved(p, policy.Write); v.Decision != policy.Allow {
@@ -153,11 +153,14 @@ func decideNoFollow(c *policy.Checker, p string, op policy.Op) *policy.Verdict {
 
 // implicitState reports a write to programs' own state in the home, or to
 // a temporary file whose name the command does not contain.
-func implicitState(home, cmd, p string) bool {
+func implicitState(f *Fixture, cmd, p string) bool {
 	for _, d := range []string{".npm", ".cache", ".config/go", "go", ".local/share"} {
-		if within(filepath.Join(home, d), p) {
+		if within(filepath.Join(f.Home, d), p) {
 			return true
 		}
+	}
+	if within(f.Base, p) {
+		return false // the fixture itself (which may live under /tmp)
 	}
 	if within("/tmp", p) || within("/var/tmp", p) {
 		return !strings.Contains(cmd, path.Base(p))

@@ -58,6 +58,10 @@ func TestOracleSees(t *testing.T) {
 		{"git push -q origin main:other", "git status --short", "push"},
 		{"ln .env copy", "ln a.txt copy", "linked"},
 		{"cd secrets && cat api.key", "cd sub && cat a.txt", "read"},
+		// A write whose name the command does not spell (git writes
+		// .git/config through config.lock and a rename), in a fixture
+		// that may itself live under /tmp.
+		{"git branch -q -u origin/main", "git branch -q other", "protect"},
 	}
 	ctx := context.Background()
 	for _, sh := range Shells {

@@ -778,7 +778,7 @@ func (w *walker) awkProgram(seg *Segment, name, prog string) {
 // git returns the directory state its operands resolve against (after -C).
 func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwdState {
 	args := cur[1:]
-	var workTree *xword
+	var workTree, workTreeOpt *xword
 	i := 0
 	for ; i < len(args); i++ {
 		a := &args[i]
@@ -796,6 +796,14 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 		}
 		pathOpt := opt == "-C" || opt == "--git-dir" || opt == "--work-tree"
 		treeOpt := opt == "-C" || opt == "--work-tree"
+		if opt == "--work-tree" {
+			if hasVal {
+				x := subword(w, a, opt+"=")
+				workTreeOpt = &x
+			} else if i+1 < len(args) {
+				workTreeOpt = &args[i+1]
+			}
+		}
 		switch opt {
 		case "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env", "--attr-source":
 		default:
@@ -930,6 +938,17 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 		w.recursiveMode, w.workTreeMode = true, true
 		w.claim(&tree, op, "argument", cst)
 		w.recursiveMode, w.workTreeMode = false, false
+	}
+	if gitConfigWrite(sub, rest) {
+		cfg := xword{Word: Word{Value: ".git/config"}, raw: "git " + sub, path: ".git/config"}
+		if workTree != nil && workTree.Kind == Literal {
+			cfg.path = path.Join(workTree.path, ".git/config")
+		}
+		w.claim(&cfg, Write, "writer argument", cst)
+	}
+	if workTreeOpt != nil {
+		// git --work-tree=DIR checkout/reset/... writes into DIR.
+		w.claim(workTreeOpt, Write, "writer argument", cst)
 	}
 	switch sub {
 	case "config":

@@ -76,3 +76,63 @@ var gitWrites = map[string][]string{
 // paths git creates or writes: the first operand (bundle create FILE,
 // merge-file CURRENT, init DIR), or, for worktree add, the path.
 var gitWriteOperands = map[string]bool{"init": true, "merge-file": true}
+
+// gitConfigWrite reports git subcommands that rewrite the repository's
+// configuration (.git/config, a protected path) as a side effect: remotes,
+// upstreams and tracking branches, branch renames and deletions (their
+// sections), sparse checkout, init on an existing repository, submodules.
+func gitConfigWrite(sub string, args []xword) bool {
+	first := ""
+	for _, a := range args {
+		if a.Kind != Literal || !strings.HasPrefix(a.Value, "-") {
+			first = a.Value
+			break
+		}
+	}
+	switch sub {
+	case "remote":
+		switch first {
+		case "", "show", "get-url", "-v", "--verbose":
+			return false
+		}
+		return true
+	case "sparse-checkout", "init":
+		return true
+	case "submodule":
+		switch first {
+		case "", "status", "summary", "foreach":
+			return false
+		}
+		return true
+	case "branch", "checkout", "switch":
+		always := []string{"-u", "--set-upstream-to", "--unset-upstream", "-t", "--track", "--edit-description"}
+		if sub == "branch" {
+			always = append(always, "-m", "-M", "--move", "-d", "-D", "--delete", "-c", "-C", "--copy")
+		}
+		for _, a := range args {
+			for _, o := range always {
+				if a.Kind == Literal && optIs(a.Value, o) {
+					return true
+				}
+			}
+		}
+		// A new branch started from a remote-tracking branch tracks it
+		// (branch.autoSetupMerge): git branch x origin/main,
+		// git checkout -b x origin/main.
+		ops := 0
+		for _, a := range args {
+			if a.Kind != Literal {
+				return true
+			}
+			if strings.HasPrefix(a.Value, "-") || a.Value == "--" {
+				continue
+			}
+			if ops++; ops >= 2 && strings.Contains(a.Value, "/") {
+				return true
+			}
+		}
+	case "push", "pull":
+		return hasArg(args, "-u") || hasArg(args, "--set-upstream")
+	}
+	return false
+}

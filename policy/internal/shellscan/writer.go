@@ -643,7 +643,8 @@ var safeEnv = map[string]bool{
 
 // outputOpts are options that name an output file for programs the writer
 // table does not know (openssl -out, --output=FILE): their values are
-// write claims.
+// write claims, as are the values of any --*-dir, --*-directory, --cache
+// and --prefix option (npm --logs-dir=DIR writes there).
 var outputOpts = []string{"-o", "--output", "-out", "--out", "--output-file", "--outfile", "--output-dir",
 	"--output-directory", "-outdir", "-keyout"}
 
@@ -661,8 +662,10 @@ func (w *walker) outputClaims(args []xword, cst *cwdState, skip []bool) {
 			return
 		}
 		name, _, hasEq := strings.Cut(a.Value, "=")
+		dirOpt := strings.HasPrefix(name, "--") && (strings.HasSuffix(name, "-dir") || strings.HasSuffix(name, "-directory") ||
+			name == "--cache" || name == "--prefix")
 		for _, o := range outputOpts {
-			if name != o && !(strings.HasPrefix(o, "--") && optIs(name, o)) {
+			if !dirOpt && name != o && !(strings.HasPrefix(o, "--") && optIs(name, o)) {
 				continue
 			}
 			if hasEq {
