@@ -46,3 +46,33 @@ func TestCanariesCount(t *testing.T) {
 		})
 	}
 }
+
+// TestLatePayload checks that bytes arriving after the first second still
+// become the connection's payload (a proxy tunnel on a loaded machine),
+// while the hit is counted at the second as before.
+func TestLatePayload(t *testing.T) {
+	c, err := TCP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	conn, err := net.Dial("tcp", c.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if h := c.WaitHits(0, 3*time.Second); h != 1 {
+		t.Fatalf("hits = %d, want 1 after the first second", h)
+	}
+	if _, err := conn.Write([]byte("late-token")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if p := c.Payloads(); len(p) == 1 && p[0] == "late-token" {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("payloads = %q, want the late token", c.Payloads())
+}
