@@ -79,7 +79,8 @@ func Judge(c *policy.Checker, f *Fixture, tr *Trace) []Violation {
 			case v.Decision == policy.Ask && within(home, e.Path) && !homeConfig(home, e.Path):
 				add(fmt.Sprintf("%s read %s", e.Prog, e.Path), v.Rule)
 			default:
-				if d, ok := denied[inode(e.Path)]; ok && inode(e.Path) != 0 {
+				if ino := inode(e.Path); ino != 0 && denied[ino] != "" {
+					d := denied[ino]
 					add(fmt.Sprintf("%s read %s, a hard link of %s", e.Prog, e.Path, d), "hard link")
 				}
 			}

@@ -426,15 +426,14 @@ func failedMissing(ret string) bool {
 // result (`3<\x2f…>`, `AT_FDCWD<\x2f…>`), or "".
 func fdPath(s string) string {
 	i := strings.IndexByte(s, '<')
-	if i < 0 || !strings.HasSuffix(s, ">") {
-		if j := strings.IndexByte(s, '<'); j >= 0 {
-			if k := strings.IndexByte(s[j:], '>'); k >= 0 {
-				return unhex(s[j+1 : j+k])
-			}
-		}
+	if i < 0 {
 		return ""
 	}
-	return unhex(s[i+1 : len(s)-1])
+	k := strings.IndexByte(s[i:], '>') // the path is hex: no '>' inside
+	if k < 0 {
+		return ""
+	}
+	return unhex(s[i+1 : i+k])
 }
 
 // absolute joins name to the directory it is relative to; "" when name is

@@ -113,12 +113,7 @@ func (w *walker) analyse(c ctx, seg *Segment, words []xword, redirs []*syntax.Re
 		}
 		if r.dir != nil {
 			w.claim(r.dir, Read, "cd", cst)
-			cst = cst.clone()
-			if r.dir.Kind != Literal || r.dir.unresolved != "" {
-				cst.unknown = "the command runs in " + r.dir.raw + ", which the gate cannot know"
-			} else {
-				cst.cd(r.dir.path)
-			}
+			cst = cst.enter(r.dir, "the command runs in "+r.dir.raw+", which the gate cannot know")
 		}
 		if r.split != nil {
 			split, ok := w.splitString(r.split)
@@ -839,12 +834,7 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 				d = &args[i]
 			}
 			if d != nil {
-				cst = cst.clone()
-				if d.Kind != Literal || d.unresolved != "" {
-					cst.unknown = "git -C " + d.raw + " runs in a directory the gate cannot know"
-				} else {
-					cst.cd(d.path)
-				}
+				cst = cst.enter(d, "git -C "+d.raw+" runs in a directory the gate cannot know")
 			}
 		}
 	}

@@ -1145,6 +1145,18 @@ func (s *cwdState) equal(o *cwdState) bool {
 }
 
 // cd moves every possible directory to target.
+// enter returns a copy of s moved into the directory word d (a wrapper's
+// or program's -C); unknown, with why, when d is not a known path.
+func (s *cwdState) enter(d *xword, why string) *cwdState {
+	out := s.clone()
+	if d.Kind != Literal || d.unresolved != "" {
+		out.unknown = why
+	} else {
+		out.cd(d.path)
+	}
+	return out
+}
+
 func (s *cwdState) cd(target string) {
 	if path.IsAbs(target) {
 		s.dirs, s.unknown = []string{target}, ""

@@ -433,12 +433,7 @@ func (w *walker) tar(seg *Segment, args []xword, cst *cwdState, skip []bool) {
 		// Operands are read from -C's directory.
 		ocst := cst
 		if dir != nil {
-			ocst = cst.clone()
-			if dir.Kind != Literal || dir.unresolved != "" {
-				ocst.unknown = "tar -C " + dir.raw + " reads its operands from a directory the gate cannot know"
-			} else {
-				ocst.cd(dir.path)
-			}
+			ocst = cst.enter(dir, "tar -C "+dir.raw+" reads its operands from a directory the gate cannot know")
 		}
 		for _, i := range operands {
 			w.claim(&args[i], Read, "argument", ocst)
