@@ -46,7 +46,10 @@
 // Config.HandshakeTimeout, a SOCKS handshake likewise, connects time out
 // after Config.DialTimeout, and tunnels idle for Config.IdleTimeout are
 // closed. Tunnel data is copied through a fixed 32 KiB buffer per
-// direction.
+// direction. When the command ends (Session.Close), nothing it sent is
+// dropped: connections still queued are accepted, and every tunnel and
+// request forwards what the client sent before everything is closed, for
+// at most Config.CloseGrace (2 s).
 //
 // The HTTP side is the standard library's net/http server and
 // net/http/httputil.ReverseProxy (hop-by-hop headers removed, no
@@ -82,6 +85,7 @@ const (
 	DefaultDialTimeout      = 15 * time.Second
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultIdleTimeout      = 5 * time.Minute
+	DefaultCloseGrace       = 2 * time.Second
 )
 
 // Config configures a Proxy.
@@ -105,6 +109,10 @@ type Config struct {
 	// DialTimeout, HandshakeTimeout and IdleTimeout; 0 means the
 	// defaults.
 	DialTimeout, HandshakeTimeout, IdleTimeout time.Duration
+	// CloseGrace bounds how long Session.Close lets open connections
+	// forward what the command sent before it ended; 0 means
+	// DefaultCloseGrace.
+	CloseGrace time.Duration
 }
 
 // Event is one decision of the proxy.
@@ -171,6 +179,9 @@ func New(cfg Config) (*Proxy, error) {
 	}
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.CloseGrace <= 0 {
+		cfg.CloseGrace = DefaultCloseGrace
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -421,9 +432,16 @@ type Session struct {
 	evs  []Event
 	open map[net.Conn]struct{}
 	// sem caps this session's connections (Config.MaxConns).
-	sem  chan struct{}
-	done chan struct{}
-	// closeOnce closes done.
+	sem chan struct{}
+	// draining is closed when Close begins: no new connections, the open
+	// ones forward what the client sent and end. done is closed when the
+	// grace is over and everything is closed.
+	draining, done chan struct{}
+	// accepted is closed when the accept loop has returned.
+	accepted chan struct{}
+	// idle receives a value when the last open connection is released.
+	idle chan struct{}
+	// closeOnce runs Close once.
 	closeOnce sync.Once
 	// base ends when the session is closed.
 	base   context.Context
@@ -452,7 +470,8 @@ func (p *Proxy) Serve(l net.Listener, sc SessionConfig) *Session {
 	if sc.Ask == nil {
 		sc.Ask = p.cfg.Ask
 	}
-	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, done: make(chan struct{}), sem: make(chan struct{}, p.cfg.MaxConns)}
+	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{},
+		draining: make(chan struct{}), done: make(chan struct{}), accepted: make(chan struct{}), idle: make(chan struct{}, 1), sem: make(chan struct{}, p.cfg.MaxConns)}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.srv = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
@@ -474,6 +493,7 @@ func (p *Proxy) Serve(l net.Listener, sc SessionConfig) *Session {
 	}()
 	go func() {
 		defer s.wg.Done()
+		defer close(s.accepted)
 		s.accept()
 	}()
 	return s
@@ -501,21 +521,62 @@ func (s *Session) Events() []Event {
 	return append([]Event(nil), s.evs...)
 }
 
-// Close stops serving: it closes the listener and every connection the
-// session accepted, waits for its goroutines and returns the decisions.
+// Close stops serving and returns the decisions. It takes no new
+// connection, but first accepts those the command opened before it ended
+// (they wait in the listener's queue) and lets every open connection
+// forward to its upstream what the client sent — a command that writes
+// and exits at once loses nothing — for at most Config.CloseGrace; then
+// it closes every connection and waits for its goroutines. A tunnel whose
+// client has finished sending ends at once: the upstream's answer has
+// nobody left to read it.
 func (s *Session) Close() []Event {
-	s.closeOnce.Do(func() { close(s.done) })
-	s.cancel()
-	_ = s.l.Close()
-	_ = s.srv.Close()
-	s.mu.Lock()
-	for c := range s.open {
-		_ = c.Close()
-	}
-	s.mu.Unlock()
+	s.closeOnce.Do(func() {
+		close(s.draining)
+		// Accept what is queued: a deadline a moment away lets the accept
+		// loop take the queued connections, then time out and return.
+		// With nothing queued (the usual case) there is nothing to wait
+		// for.
+		if dl, ok := s.l.(interface{ SetDeadline(time.Time) error }); !ok || !queued(s.l) || dl.SetDeadline(time.Now().Add(acceptSweep)) != nil {
+			_ = s.l.Close()
+		}
+		grace := time.NewTimer(s.p.cfg.CloseGrace)
+		defer grace.Stop()
+		select {
+		case <-s.accepted:
+		case <-grace.C:
+		}
+		_ = s.l.Close()
+	wait:
+		for {
+			s.mu.Lock()
+			n := len(s.open)
+			s.mu.Unlock()
+			if n == 0 {
+				break
+			}
+			select {
+			case <-s.idle:
+			case <-grace.C:
+				break wait
+			}
+		}
+		close(s.done)
+		s.cancel()
+		_ = s.srv.Close()
+		s.mu.Lock()
+		for c := range s.open {
+			_ = c.Close()
+		}
+		s.mu.Unlock()
+	})
 	s.wg.Wait()
 	return s.Events()
 }
+
+// acceptSweep is how long Close keeps accepting: connections the command
+// opened are already queued (connect returns once the kernel queued
+// them), so the sweep only has to outlast the accept calls that take them.
+const acceptSweep = 2 * time.Millisecond
 
 func (s *Session) track(c net.Conn) bool {
 	s.mu.Lock()
@@ -533,6 +594,12 @@ func (s *Session) release(c net.Conn) {
 	s.mu.Lock()
 	_, ok := s.open[c]
 	delete(s.open, c)
+	if ok && len(s.open) == 0 {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
 	s.mu.Unlock()
 	if ok {
 		<-s.sem
@@ -546,7 +613,12 @@ func (s *Session) accept() {
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
-				continue
+				select {
+				case <-s.draining:
+					return // the queue is swept
+				default:
+					continue
+				}
 			}
 			return
 		}
@@ -781,13 +853,18 @@ func (s *Session) forward(w http.ResponseWriter, r *http.Request, v *policy.Host
 		},
 		ErrorLog: slog.NewLogLogger(s.p.cfg.Logger.Handler(), slog.LevelDebug),
 	}
-	rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), checkedKey{}, checked{addrs, v.Port})))
+	// The request outlives a client that hangs up without waiting for the
+	// answer (it was sent; the upstream receives it) but not the session.
+	ctx, stop := context.WithCancel(context.WithoutCancel(r.Context()))
+	defer stop()
+	defer context.AfterFunc(s.base, stop)()
+	rp.ServeHTTP(w, r.WithContext(context.WithValue(ctx, checkedKey{}, checked{addrs, v.Port})))
 }
 
-// pipe copies both ways until either side ends or is idle for
-// IdleTimeout.
+// pipe copies both ways until both sides end or one is idle for
+// IdleTimeout; once the session drains, it ends as soon as the client has
+// finished sending.
 func (s *Session) pipe(client net.Conn, clientR io.Reader, up net.Conn) {
-	defer up.Close()
 	idle := s.p.cfg.IdleTimeout
 	copyOne := func(dst net.Conn, src io.Reader, srcConn net.Conn) {
 		buf := make([]byte, 32<<10)
@@ -810,13 +887,32 @@ func (s *Session) pipe(client net.Conn, clientR io.Reader, up net.Conn) {
 			_ = dst.Close()
 		}
 	}
-	done := make(chan struct{})
+	sent, answered := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(sent)
 		copyOne(up, clientR, client)
-		close(done)
 	}()
-	copyOne(client, up, up)
-	<-done
+	go func() {
+		defer close(answered)
+		copyOne(client, up, up)
+	}()
+	select {
+	case <-sent:
+		select {
+		case <-answered:
+		case <-s.draining:
+		}
+	case <-answered:
+		select {
+		case <-sent:
+		case <-s.done:
+		}
+	}
+	// Closing up ends the copy that reads it; once done, Close has closed
+	// the client, which ends the other.
+	_ = up.Close()
+	<-answered
+	<-sent
 }
 
 // Addresses returns the addresses the proxy would connect to for an

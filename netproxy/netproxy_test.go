@@ -302,9 +302,11 @@ func TestConnectionLimit(t *testing.T) {
 }
 
 // TestCloseEndsTunnels: closing the session closes the tunnels it
-// carried, so a command's connections end with the command.
+// carried once the grace is over, so a command's connections end with
+// the command even when a client is still there.
 func TestCloseEndsTunnels(t *testing.T) {
-	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false)
+	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false,
+		func(c *netproxy.Config) { c.CloseGrace = 100 * time.Millisecond })
 	c, err := net.Dial("tcp", f.proxy)
 	require.NoError(t, err)
 	defer c.Close()
@@ -445,4 +447,97 @@ func TestForwardResolvesOnce(t *testing.T) {
 	assert.Equal(t, 200, code, body)
 	assert.Equal(t, int64(1), calls.Load())
 	assert.Equal(t, int64(1), f.canary.conns.Load())
+}
+
+// byteSink is a loopback TCP server that keeps everything each connection
+// sends until it ends.
+type byteSink struct {
+	addr netip.AddrPort
+	got  chan []byte
+}
+
+func newSink(t *testing.T) *byteSink {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	s := &byteSink{addr: netip.MustParseAddrPort(l.Addr().String()), got: make(chan []byte, 100)}
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+				b, _ := io.ReadAll(c)
+				s.got <- b
+			}()
+		}
+	}()
+	return s
+}
+
+// TestCloseDeliversWhatWasSent: a command that writes through a tunnel
+// and exits at once, with the session closed right after, loses nothing —
+// Close lets the tunnels forward what the client sent (the conformance
+// canary once saw 2 of 3 tokens: the last tunnel was closed under its
+// bytes). Each protocol is tried many times, since the loss is a race.
+func TestCloseDeliversWhatWasSent(t *testing.T) {
+	payload := []byte(strings.Repeat("0123456789abcdef", 1<<14)) // 256 KiB: several reads
+	for _, proto := range []string{"connect", "socks"} {
+		t.Run(proto, func(t *testing.T) {
+			sk := newSink(t)
+			for i := range 20 {
+				f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:" + fmt.Sprint(sk.addr.Port())}}, false)
+				target := fmt.Sprintf("allowed.test:%d", sk.addr.Port())
+				var c net.Conn
+				if proto == "connect" {
+					var err error
+					c, err = net.Dial("tcp", f.proxy)
+					require.NoError(t, err)
+					fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: x\r\n\r\n", target)
+					br := bufio.NewReader(c)
+					resp, err := http.ReadResponse(br, nil)
+					require.NoError(t, err)
+					require.Equal(t, 200, resp.StatusCode)
+				} else {
+					d, err := xproxy.SOCKS5("tcp", f.proxy, nil, &net.Dialer{Timeout: 10 * time.Second})
+					require.NoError(t, err)
+					c, err = d.Dial("tcp", target)
+					require.NoError(t, err)
+				}
+				tok := fmt.Sprintf("token-%s-%d", proto, i)
+				_, err := c.Write(append(append([]byte(nil), payload...), tok...))
+				require.NoError(t, err)
+				require.NoError(t, c.Close())
+				f.sess.Close()
+				select {
+				case b := <-sk.got:
+					require.Equal(t, len(payload)+len(tok), len(b), "run %d: the upstream received every byte", i)
+					require.True(t, strings.HasSuffix(string(b), tok), "run %d", i)
+				case <-time.After(20 * time.Second):
+					t.Fatalf("run %d: the upstream saw no connection end", i)
+				}
+			}
+		})
+	}
+}
+
+// TestCloseDeliversPipelinedRequest: a plain-HTTP request the client
+// sends and hangs up on, without waiting for the answer, still reaches
+// the upstream although the session is closed at once — it waits in the
+// listener's queue, and the request outlives the client.
+func TestCloseDeliversPipelinedRequest(t *testing.T) {
+	for i := range 20 {
+		f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false)
+		before := f.canary.conns.Load()
+		c, err := net.Dial("tcp", f.proxy)
+		require.NoError(t, err)
+		fmt.Fprintf(c, "GET http://allowed.test:%d/pipelined-%d HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n", f.canary.addr.Port(), i)
+		require.NoError(t, c.Close())
+		f.sess.Close()
+		assert.Equal(t, before+1, f.canary.conns.Load(), "run %d: the request reached the upstream before Close returned", i)
+	}
 }
