@@ -76,6 +76,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/listenq"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -536,7 +537,7 @@ func (s *Session) Close() []Event {
 		// loop take the queued connections, then time out and return.
 		// With nothing queued (the usual case) there is nothing to wait
 		// for.
-		if dl, ok := s.l.(interface{ SetDeadline(time.Time) error }); !ok || !queued(s.l) || dl.SetDeadline(time.Now().Add(acceptSweep)) != nil {
+		if dl, ok := s.l.(interface{ SetDeadline(time.Time) error }); !ok || !listenq.Queued(s.l) || dl.SetDeadline(time.Now().Add(acceptSweep)) != nil {
 			_ = s.l.Close()
 		}
 		grace := time.NewTimer(s.p.cfg.CloseGrace)

@@ -11,7 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/listenq"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -78,21 +80,9 @@ func relayMain(args []string) int {
 	if err := cmd.Start(); err != nil {
 		return fail(err)
 	}
-	var wg sync.WaitGroup
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				relayConn(c, sock)
-			}()
-		}
-	}()
+	drain := relayServe(l, sock)
 	err = cmd.Wait()
+	drain()
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -106,16 +96,66 @@ func relayMain(args []string) int {
 	return fail(err)
 }
 
-// relayConn copies c to and from a new connection to the proxy's socket.
-func relayConn(c net.Conn, sock string) {
+// relayGrace bounds how long the relay, once the command has ended,
+// forwards what the command's connections sent; relaySweep is how long
+// it accepts connections still queued.
+const (
+	relayGrace = 2 * time.Second
+	relaySweep = 2 * time.Millisecond
+)
+
+// relayServe relays each connection l accepts to the proxy's socket
+// until drain is called. drain, called once the command has ended,
+// accepts the connections it opened that are still queued and waits (at
+// most relayGrace) until every client has finished sending and its bytes
+// are written to the proxy: a command that writes and exits at once
+// loses nothing.
+func relayServe(l net.Listener, sock string) (drain func()) {
+	// sending counts connections whose client has not finished sending.
+	var sending sync.WaitGroup
+	accepted := make(chan struct{})
+	go func() {
+		defer close(accepted)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return // closed, or drain's sweep is over
+			}
+			sending.Add(1)
+			go relayConn(c, sock, sending.Done)
+		}
+	}()
+	return func() {
+		if tl, ok := l.(*net.TCPListener); !ok || !listenq.Queued(l) || tl.SetDeadline(time.Now().Add(relaySweep)) != nil {
+			_ = l.Close()
+		}
+		<-accepted
+		sent := make(chan struct{})
+		go func() {
+			sending.Wait()
+			close(sent)
+		}()
+		select {
+		case <-sent:
+		case <-time.After(relayGrace):
+		}
+	}
+}
+
+// relayConn copies c to and from a new connection to the proxy's socket;
+// sent is called once c's bytes are all written to the proxy (or cannot
+// be).
+func relayConn(c net.Conn, sock string, sent func()) {
 	defer c.Close()
 	up, err := net.Dial("unix", sock)
 	if err != nil {
+		sent()
 		return
 	}
 	defer up.Close()
 	done := make(chan struct{})
 	go func() {
+		defer sent()
 		_, _ = io.Copy(up, c)
 		if u, ok := up.(*net.UnixConn); ok {
 			_ = u.CloseWrite()

@@ -1,6 +1,6 @@
 //go:build unix
 
-package netproxy
+package listenq
 
 import (
 	"net"
@@ -9,10 +9,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// queued reports whether l has connections waiting to be accepted, or
+// Queued reports whether l has connections waiting to be accepted, or
 // cannot tell: a listening socket is readable when its queue is not
 // empty.
-func queued(l net.Listener) bool {
+func Queued(l net.Listener) bool {
 	sc, ok := l.(syscall.Conn)
 	if !ok {
 		return true
