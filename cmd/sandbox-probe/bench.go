@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -23,6 +24,8 @@ type benchOptions struct {
 	warmup     int
 	bestEffort bool
 	json       bool
+	trees      []string
+	cpuprofile string
 }
 
 func (a *app) benchCommand() *cobra.Command {
@@ -56,6 +59,8 @@ or setup error (an unknown or unavailable backend).`,
 	f.IntVar(&o.warmup, "warmup", 5, "unmeasured warm-up rounds")
 	f.BoolVar(&o.bestEffort, "best-effort", false, "build the backends in best-effort mode")
 	f.BoolVar(&o.json, "json", false, "print the measurements as JSON")
+	f.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of this process (the executors' host side) to `FILE`")
+	f.StringSliceVar(&o.trees, "tree", nil, "generate trees of these sizes and report how the cost per command scales: file counts (1k, 300k), nm:N for a node_modules tree with N certificates; with the secrets policy of the README unless --policy")
 	return cmd
 }
 
@@ -106,6 +111,27 @@ func (a *app) bench(ctx context.Context, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
+	trees, err := parseTrees(o.trees)
+	if err != nil {
+		return err
+	}
+	if o.cpuprofile != "" {
+		f, err := os.Create(o.cpuprofile)
+		if err != nil {
+			return setupError(fmt.Errorf("bench: --cpuprofile: %w", err))
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return setupError(fmt.Errorf("bench: --cpuprofile: %w", err))
+		}
+		defer pprof.StopCPUProfile()
+	}
+	if len(trees) > 0 {
+		if o.pf.root != "" {
+			return usageErrorf("bench: --tree generates its own roots; drop --root")
+		}
+		return a.benchTrees(ctx, o, list, trees)
+	}
 	if o.pf.root == "" {
 		dir, err := os.MkdirTemp("", "cordon-bench-")
 		if err != nil {
@@ -118,6 +144,26 @@ func (a *app) bench(ctx context.Context, o *benchOptions) error {
 	if err != nil {
 		return err
 	}
+	rep, failed, err := a.measure(ctx, o, list, ws)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if err := writeJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		a.printBench(rep)
+	}
+	if failed > 0 {
+		return failedf("bench: %d runner(s) failed to run `true`", failed)
+	}
+	return nil
+}
+
+// measure runs the bare shell and each backend round-robin in ws and
+// returns the report and how many runners failed.
+func (a *app) measure(ctx context.Context, o *benchOptions, list []*backend, ws *workspaceSpec) (*BenchReport, int, error) {
 	bo := a.backendOptions(o.bestEffort)
 	explicit := len(list) > 0
 	var avs []*availability
@@ -139,17 +185,17 @@ func (a *app) bench(ctx context.Context, o *benchOptions) error {
 				if av.Fix != "" {
 					msg += " (fix: " + av.Fix + ")"
 				}
-				return setupError(errors.New(msg))
+				return nil, 0, setupError(errors.New(msg))
 			}
 			continue
 		}
 		b, _ := lookupBackend(av.Name)
 		x, err := b.newExecutor(bo)
 		if err != nil {
-			return setupError(fmt.Errorf("bench: %w", err))
+			return nil, 0, setupError(fmt.Errorf("bench: %w", err))
 		}
 		defer closeExecutor(x)
-		req := &executor.Request{Command: "true", Dir: ws.root, Env: env, Timeout: 30 * time.Second,
+		req := &executor.Request{Command: "true", Dir: ws.root, Env: env, Timeout: 5 * time.Minute,
 			Policy: ws.policy, Root: ws.root, Home: ws.home}
 		runners = append(runners, &benchRunner{name: b.name, run: func(ctx context.Context) error {
 			res, err := x.Run(ctx, req)
@@ -167,7 +213,7 @@ func (a *app) bench(ctx context.Context, o *benchOptions) error {
 	for round := 0; round < o.warmup+o.n; round++ {
 		if err := ctx.Err(); err != nil {
 			prog.clear()
-			return &exitError{code: 130, err: errors.New("bench interrupted")}
+			return nil, 0, &exitError{code: 130, err: errors.New("bench interrupted")}
 		}
 		if round%10 == 0 {
 			if round < o.warmup {
@@ -187,7 +233,7 @@ func (a *app) bench(ctx context.Context, o *benchOptions) error {
 			if err != nil {
 				if ctx.Err() != nil {
 					prog.clear()
-					return &exitError{code: 130, err: errors.New("bench interrupted")}
+					return nil, 0, &exitError{code: 130, err: errors.New("bench interrupted")}
 				}
 				r.err = err
 				continue
@@ -218,17 +264,7 @@ func (a *app) bench(ctx context.Context, o *benchOptions) error {
 		}
 		rep.Results = append(rep.Results, res)
 	}
-	if o.json {
-		if err := writeJSON(a.stdout, rep); err != nil {
-			return err
-		}
-	} else {
-		a.printBench(rep)
-	}
-	if failed > 0 {
-		return failedf("bench: %d runner(s) failed to run `true`", failed)
-	}
-	return nil
+	return rep, failed, nil
 }
 
 // summarize computes a runner's statistics.

@@ -146,6 +146,9 @@ func encodeMounts(mp *mountPlan) string {
 	for _, w := range mp.writable {
 		b = append(append(append(b, "w\x00"...), w...), 0)
 	}
+	for _, m := range mp.masks {
+		b = append(append(append(b, "k\x00"...), m...), 0)
+	}
 	for i, p := range mp.readonly {
 		b = append(append(append(append(b, "r\x00"...), strconv.FormatUint(uint64(mp.flags[i]), 10)...), 0), p...)
 		b = append(b, 0)
@@ -171,6 +174,9 @@ func decodeMounts(s string) (*mountPlan, error) {
 		switch {
 		case f[i] == "w" && i+1 < len(f):
 			mp.writable = append(mp.writable, f[i+1])
+			i += 2
+		case f[i] == "k" && i+1 < len(f):
+			mp.masks = append(mp.masks, f[i+1])
 			i += 2
 		case f[i] == "r" && i+2 < len(f):
 			fl, err := strconv.ParseUint(f[i+1], 10, 64)

@@ -353,7 +353,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	mounts := "-"
 	if ref.rs.mounts != mountsNone {
-		mp, err := newMountPlan(ref.rs.writable)
+		mp, err := newMountPlan(ref.rs.writable, ref.rs.masks)
 		if err != nil {
 			x.rulesets.release(ref)
 			r.end(ctx)

@@ -541,3 +541,52 @@ func TestExplain(t *testing.T) {
 		assert.Equal(t, e.Blocking, ue.Gaps)
 	}
 }
+
+// TestMetadataOfMasksInsideRoot: the mount namespace binds the root as
+// one writable region and each denied path inside it read-only (a
+// directory of nothing but denied files as one mount), not one mount per
+// sibling of a denied file; checked from outside: chmod, utimes and
+// chown of a denied file, of a file in a directory of denied files and of
+// that directory leave their modes, times and owners as they were, while
+// the twin — an ordinary file beside them — changes (chown fails there
+// anyway: the command has no capabilities).
+func TestMetadataOfMasksInsideRoot(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	for _, d := range []string{"src", "fixtures"} {
+		require.NoError(t, os.Mkdir(filepath.Join(w.root, d), 0o755))
+	}
+	files := []string{".env", "src/a.go", "fixtures/c1.pem", "fixtures/c2.pem"}
+	for _, f := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(w.root, f), []byte("x\n"), 0o644))
+	}
+	type meta struct {
+		mode     os.FileMode
+		mtime    time.Time
+		uid, gid uint32
+	}
+	stat := func(rel string) meta {
+		fi, err := os.Lstat(filepath.Join(w.root, rel))
+		require.NoError(t, err)
+		st := fi.Sys().(*syscall.Stat_t)
+		return meta{fi.Mode(), fi.ModTime(), st.Uid, st.Gid}
+	}
+	before := map[string]meta{}
+	for _, f := range append(files, "fixtures") {
+		before[f] = stat(f)
+	}
+	p := policy.Coding.Policy()
+	p.DeniedPaths = append(p.DeniedPaths, ".env*", "*.pem")
+	var cmd []string
+	for _, f := range append(files, "fixtures") {
+		cmd = append(cmd, "chmod 700 "+f, "touch -h -d 2001-01-01 "+f, "chown 65534 "+f)
+	}
+	res := run(t, x, w.req(strings.Join(cmd, "; ")+"; true", p))
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	for _, f := range []string{".env", "fixtures/c1.pem", "fixtures/c2.pem", "fixtures"} {
+		assert.Equal(t, before[f], stat(f), "%s: a denied path (or a directory of them) keeps its metadata", f)
+	}
+	after := stat("src/a.go")
+	assert.Equal(t, os.FileMode(0o700), after.mode.Perm(), "twin: an ordinary file's mode changes")
+	assert.NotEqual(t, before["src/a.go"].mtime, after.mtime, "twin: an ordinary file's times change")
+}

@@ -3,11 +3,13 @@
 package landlock
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -39,8 +41,12 @@ import (
 
 // mountPlan is what the child does in its mount namespace.
 type mountPlan struct {
-	// writable are the top writable grants, bound onto themselves.
+	// writable are the top writable regions, bound onto themselves.
 	writable []string
+	// masks are paths inside them bound onto themselves after them (and
+	// remounted read-only: they are in readonly too). A mask that is gone
+	// is skipped.
+	masks []string
 	// readonly are the mount points remounted read-only, with their
 	// per-mount flags (MS_NOSUID, ...) in flags.
 	readonly []string
@@ -138,7 +144,7 @@ func trial(h *netHandoff) error {
 // startHelperTrial is trialMounts (h nil) or trialChildNet through the
 // sandbox helper (no cgo).
 func startHelperTrial(rs *ruleset, files []*os.File, h *netHandoff) (*os.Process, error) {
-	mp, err := newMountPlan(rs.writable)
+	mp, err := newMountPlan(rs.writable, rs.masks)
 	if err != nil {
 		return nil, err
 	}
@@ -215,30 +221,123 @@ func userNSStart(rs *ruleset, h *netHandoff) func(name string, argv []string, at
 // writeRights are the Landlock rights that make a rule a writable grant.
 const writeRights = ll.AccessFSWriteFile | ll.AccessFSMakeReg | ll.AccessFSMakeDir | ll.AccessFSRemoveFile | ll.AccessFSRemoveDir
 
-// writableTops returns the top writable grants of rs, the paths a mount
-// plan binds onto themselves: directories and regular files (devices work
-// on read-only mounts), nested ones dropped. It runs once per ruleset: the
-// ruleset's key names each rule's inode, so a path replaced since gets a
-// new ruleset.
-func writableTops(rs *policyderive.LandlockRuleset) []string {
-	var writable []string
+// mountRegions returns what a command's mount namespace binds, as few
+// mounts as the policy allows rather than one per Landlock rule: the top
+// writable regions — the profile's write grants, and the ruleset's
+// writable rules they hold — and the masks inside them that Landlock
+// does not let the command write, which are bound onto themselves and
+// remounted read-only (chmod, chown, utimes and extended attributes of
+// them fail with EROFS, as everywhere outside the regions). A directory
+// Landlock splits (Profile.Dirs) whose every entry is such a mask is one
+// mask instead of one per entry (a fixtures directory of certificates).
+//
+// Landlock cannot deny one file inside a granted directory, so the
+// ruleset grants every sibling of a denied file a rule of its own; binding
+// each of those writable (the earlier plan) cost one mount per sibling —
+// 30,000 mounts for a 100,000-file tree with a secret in every tenth
+// directory. What the regions add over that plan is the metadata of the
+// split directories themselves (the policy's write grant covers them:
+// only their masked entries are denied) and of entries created in them
+// after the profile was derived (their content stays out of reach: no
+// Landlock rule names them).
+func mountRegions(pr *policyderive.Profile, rs *policyderive.LandlockRuleset) (tops, masks []string) {
+	writableRule := map[string]bool{}
+	var cand []string
 	for _, r := range rs.FS {
 		if r.PerProcess || r.Access&writeRights == 0 || abspath.Within(r.Path, "/dev") || abspath.Within(r.Path, "/proc") {
 			continue
 		}
-		fi, err := os.Lstat(r.Path)
-		if err != nil || (!fi.IsDir() && !fi.Mode().IsRegular()) {
-			continue // a missing grant grants nothing
-		}
-		writable = append(writable, r.Path)
+		writableRule[r.Path] = true
+		cand = append(cand, r.Path)
 	}
-	return abspath.Tops(writable)
+	for _, a := range pr.Write {
+		if a.Exists && !abspath.Within(a.Path, "/dev") && !abspath.Within(a.Path, "/proc") {
+			cand = append(cand, a.Path)
+		}
+	}
+	tops = abspath.Tops(cand)
+	topSet := map[string]bool{}
+	for _, t := range tops {
+		topSet[t] = true
+	}
+	// within reports whether p lies strictly inside a top and outside
+	// every writable rule.
+	inside := func(p string) bool {
+		for a := p; ; a = abspath.Parent(a) {
+			if writableRule[a] {
+				return false
+			}
+			if topSet[a] {
+				return a != p
+			}
+			if a == "/" {
+				return false
+			}
+		}
+	}
+	set := map[string]bool{}
+	for _, m := range pr.Masks {
+		if m.Exists && inside(m.Path) {
+			set[m.Path] = true
+		}
+	}
+	// Deepest split directories first, so a coalesced directory can make
+	// its parent coalesce too.
+	dirs := slices.Clone(pr.Dirs)
+	slices.SortFunc(dirs, func(a, b policyderive.Listing) int {
+		return cmp.Compare(strings.Count(b.Path, "/"), strings.Count(a.Path, "/"))
+	})
+	for _, d := range dirs {
+		if len(d.Entries) == 0 || !inside(d.Path) {
+			continue
+		}
+		all := true
+		for _, e := range d.Entries {
+			if !set[abspath.Join(d.Path, e.Name)] {
+				all = false
+				break
+			}
+		}
+		if !all {
+			continue
+		}
+		for _, e := range d.Entries {
+			delete(set, abspath.Join(d.Path, e.Name))
+		}
+		set[d.Path] = true
+	}
+	for m := range set {
+		masks = append(masks, m)
+	}
+	return tops, abspath.Tops(masks)
 }
 
-// newMountPlan returns the mount plan for the top writable grants and the
-// mounts this process sees now (read before every command: mounts come
-// and go).
-func newMountPlan(top []string) (*mountPlan, error) {
+// existingRegions keeps the tops and masks that exist now as directories
+// or regular files: a missing grant grants nothing, and a mask that is a
+// symbolic link or a special file cannot be bound onto itself (a bind
+// follows the link; chmod of a link is not possible).
+func existingRegions(tops, masks []string) (wr, mk []string) {
+	ok := func(p string) bool {
+		fi, err := os.Lstat(p)
+		return err == nil && (fi.IsDir() || fi.Mode().IsRegular())
+	}
+	for _, t := range tops {
+		if ok(t) {
+			wr = append(wr, t)
+		}
+	}
+	for _, m := range masks {
+		if ok(m) {
+			mk = append(mk, m)
+		}
+	}
+	return wr, mk
+}
+
+// newMountPlan returns the mount plan for the top writable regions and
+// the masks inside them, with the mounts this process sees now (read
+// before every command: mounts come and go).
+func newMountPlan(top, masks []string) (*mountPlan, error) {
 	mounts, err := mountinfo.GetMounts(nil)
 	if err != nil {
 		return nil, fmt.Errorf("reading the mount table: %w", err)
@@ -247,7 +346,9 @@ func newMountPlan(top []string) (*mountPlan, error) {
 	var order []string
 	for _, m := range mounts {
 		p := m.Mountpoint
-		if m.FSType == "autofs" || abspath.WithinAny(p, top) {
+		// A mount inside a region stays writable, unless it lies inside
+		// a mask too.
+		if m.FSType == "autofs" || (abspath.WithinAny(p, top) && !abspath.WithinAny(p, masks)) {
 			continue
 		}
 		if _, ok := flags[p]; !ok {
@@ -255,12 +356,31 @@ func newMountPlan(top []string) (*mountPlan, error) {
 		}
 		flags[p] = mountFlags(m.Options) // the last mount at a path is the visible one
 	}
-	pl := &mountPlan{writable: top}
+	pl := &mountPlan{writable: top, masks: masks}
+	// The masks first (a mount inside a mask is remounted after it), each
+	// with the flags of the mount that holds it.
+	for _, m := range masks {
+		pl.readonly = append(pl.readonly, m)
+		pl.flags = append(pl.flags, flagsAt(m, flags))
+	}
 	for _, p := range order {
 		pl.readonly = append(pl.readonly, p)
 		pl.flags = append(pl.flags, flags[p])
 	}
 	return pl, nil
+}
+
+// flagsAt returns the flags of the mount holding p: the deepest mount
+// point at or above it.
+func flagsAt(p string, flags map[string]uintptr) uintptr {
+	for a := p; ; a = abspath.Parent(a) {
+		if f, ok := flags[a]; ok {
+			return f
+		}
+		if a == "/" {
+			return 0
+		}
+	}
 }
 
 // keptFlags are the per-mount flags, by their mountinfo names, that a
@@ -293,6 +413,11 @@ func (pl *mountPlan) apply() error {
 	for _, w := range pl.writable {
 		if err := unix.Mount(w, w, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 			return fmt.Errorf("binding the writable grant %s: %w", w, err)
+		}
+	}
+	for _, m := range pl.masks {
+		if err := unix.Mount(m, m, "", unix.MS_BIND|unix.MS_REC, ""); err != nil && err != unix.ENOENT {
+			return fmt.Errorf("binding the mask %s: %w", m, err)
 		}
 	}
 	for i, p := range pl.readonly {

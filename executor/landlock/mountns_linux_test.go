@@ -16,7 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
-// TestMountPlan: the plan binds the top writable grants and remounts
+// TestMountPlan: the plan binds the top writable regions and remounts
 // every other mount point, /proc included, keeping its nosuid/nodev/noexec
 // flags.
 func TestMountPlan(t *testing.T) {
@@ -29,7 +29,8 @@ func TestMountPlan(t *testing.T) {
 		{Path: "/usr", Access: policyderive.LandlockRead, Dir: true},
 		{Path: "/dev/null", Access: policyderive.LandlockWriteFile},
 	}}
-	mp, err := newMountPlan(writableTops(rs))
+	tops, _ := existingRegions(mountRegions(&policyderive.Profile{}, rs))
+	mp, err := newMountPlan(tops, nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{tmp}, mp.writable, "the top writable grant; /dev/null works read-only")
 	assert.Contains(t, mp.readonly, "/")
@@ -82,4 +83,38 @@ func BenchmarkMountNamespace(b *testing.B) {
 		testenv.Op{Name: "plain", Run: start(&ruleset{filter: "-"})},
 		testenv.Op{Name: "mountns", Base: "plain", Run: start(&ruleset{filter: "-", mounts: mode, writable: []string{tmp}})},
 	)
+}
+
+// TestMountRegions: the root is one writable region however many rules
+// Landlock splits it into; the denied paths inside it are the masks, a
+// directory holding nothing but denied files is one mask, and a mask
+// that a writable rule covers (Landlock lets the command write it) is
+// none.
+func TestMountRegions(t *testing.T) {
+	const root = "/w"
+	pr := &policyderive.Profile{
+		Write: []policyderive.Access{{Path: root, Dir: true, Exists: true}, {Path: "/tmp/x", Dir: true, Exists: true}},
+		Masks: []policyderive.Mask{
+			{Path: root + "/.env", Exists: true},
+			{Path: root + "/fixtures/c1.pem", Exists: true},
+			{Path: root + "/fixtures/c2.pem", Exists: true},
+			{Path: root + "/lib/k.pem", Exists: true},
+			{Path: root + "/src/.git/config", Exists: true}, // under a writable rule: Landlock lets it be written
+			{Path: root + "/.git", Exists: false},           // a placeholder: nothing to bind
+		},
+		Dirs: []policyderive.Listing{
+			{Path: root, Entries: []policyderive.Entry{{Name: ".env"}, {Name: "fixtures"}, {Name: "lib"}, {Name: "src"}}},
+			{Path: root + "/fixtures", Entries: []policyderive.Entry{{Name: "c1.pem"}, {Name: "c2.pem"}}},
+			{Path: root + "/lib", Entries: []policyderive.Entry{{Name: "k.pem"}, {Name: "a.js"}}},
+		},
+	}
+	rs := &policyderive.LandlockRuleset{FS: []policyderive.LandlockRule{
+		{Path: root + "/lib/a.js", Access: writeRights},
+		{Path: root + "/src", Access: writeRights, Dir: true},
+		{Path: "/tmp/x", Access: writeRights, Dir: true},
+		{Path: "/usr", Access: policyderive.LandlockRead, Dir: true},
+	}}
+	tops, masks := mountRegions(pr, rs)
+	assert.Equal(t, []string{"/tmp/x", root}, tops)
+	assert.Equal(t, []string{root + "/.env", root + "/fixtures", root + "/lib/k.pem"}, masks)
 }

@@ -95,6 +95,10 @@ type plan struct {
 	// guardTrees are the writable directory grants, watched by the
 	// protected-path guard.
 	guardTrees []string
+	// mountTops and mountMasks are the mount namespace's writable
+	// regions and the read-only masks inside them (mountRegions), before
+	// newRuleset drops what does not exist.
+	mountTops, mountMasks []string
 	// mounts: each command gets a mount namespace in which every mount
 	// outside its writable grants is read-only.
 	mounts mountMode
@@ -294,6 +298,9 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(errors.New(f.netnsWhy+netChildWhy(f))))
 	}
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
+	if f.mounts != mountsNone {
+		pl.mountTops, pl.mountMasks = mountRegions(pr, rs)
+	}
 	return pl
 }
 

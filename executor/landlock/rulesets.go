@@ -16,9 +16,10 @@ type ruleset struct {
 	filter string
 	// mounts says how each command gets a mount namespace in which
 	// everything outside writable is read-only (see mountns_linux.go);
-	// writable are the ruleset's top writable grants (writableTops).
-	mounts   mountMode
-	writable []string
+	// writable are the top writable regions and masks the read-only
+	// masks inside them (mountRegions).
+	mounts          mountMode
+	writable, masks []string
 }
 
 func (r *ruleset) fd() int {

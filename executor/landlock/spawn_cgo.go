@@ -146,6 +146,10 @@ struct cordon_mounts {
 	int net_fd, net_port;
 	char **wr;
 	int n_wr;
+	// mk are bound onto themselves after wr (and are in ro too); one
+	// that is gone is skipped.
+	char **mk;
+	int n_mk;
 	char **ro;
 	unsigned long *ro_flags;
 	int n_ro;
@@ -242,6 +246,9 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			for (int i = 0; i < mnt->n_wr; i++)
 				if (mount(mnt->wr[i], mnt->wr[i], NULL, MS_BIND | MS_REC, NULL) != 0)
 					cordon_child_fail(ep, CORDON_BIND);
+			for (int i = 0; i < mnt->n_mk; i++)
+				if (mount(mnt->mk[i], mnt->mk[i], NULL, MS_BIND | MS_REC, NULL) != 0 && errno != ENOENT)
+					cordon_child_fail(ep, CORDON_BIND);
 			for (int i = 0; i < mnt->n_ro; i++)
 				if (mount(NULL, mnt->ro[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | mnt->ro_flags[i], NULL) != 0 &&
 				    errno != ENOENT && errno != EINVAL && errno != EACCES)
@@ -329,7 +336,7 @@ var spawnStages = map[C.int]string{
 	C.CORDON_NO_NEW_PRIVS: "prctl(PR_SET_NO_NEW_PRIVS)", C.CORDON_SECCOMP: "seccomp(SECCOMP_SET_MODE_FILTER)",
 	C.CORDON_LANDLOCK: "landlock_restrict_self", C.CORDON_EXEC: "exec",
 	C.CORDON_UNSHARE: "unshare(CLONE_NEWNS)", C.CORDON_PRIVATE: "making the mounts private",
-	C.CORDON_BIND: "binding a writable grant", C.CORDON_REMOUNT: "remounting read-only",
+	C.CORDON_BIND: "binding a writable grant or a mask", C.CORDON_REMOUNT: "remounting read-only",
 	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps", C.CORDON_CGROUP: "joining the command's cgroup",
 	C.CORDON_NET_LO: "bringing up lo in the command's network namespace", C.CORDON_NET_LISTEN: "listening for the allow-list proxy",
 	C.CORDON_NET_SEND: "handing the proxy's listener to the executor",
@@ -401,7 +408,7 @@ func spawner(rs *ruleset, cgroupProcs string, h *netHandoff) func(name string, a
 		}
 		var cmnt *C.struct_cordon_mounts
 		if rs.mounts != mountsNone {
-			mp, err := newMountPlan(rs.writable)
+			mp, err := newMountPlan(rs.writable, rs.masks)
 			if err != nil {
 				return nil, fmt.Errorf("landlock: starting %s: %w", name, err)
 			}
@@ -417,6 +424,7 @@ func spawner(rs *ruleset, cgroupProcs string, h *netHandoff) func(name string, a
 				m.gid_map = cstr(fmt.Sprintf("%d %d 1", os.Getegid(), os.Getegid()))
 			}
 			m.wr, m.n_wr = vec(mp.writable), C.int(len(mp.writable))
+			m.mk, m.n_mk = vec(mp.masks), C.int(len(mp.masks))
 			m.ro, m.n_ro = vec(mp.readonly), C.int(len(mp.readonly))
 			fl := C.malloc(C.size_t(len(mp.flags)+1) * C.size_t(unsafe.Sizeof(C.ulong(0))))
 			cstrs = append(cstrs, (*C.char)(fl))

@@ -72,7 +72,7 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	}
 	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts}
 	if pl.mounts != mountsNone {
-		out.writable = writableTops(pl.ruleset)
+		out.writable, out.masks = existingRegions(pl.mountTops, pl.mountMasks)
 	}
 	rs := pl.ruleset
 	if rs.ABI == 0 {

@@ -5,6 +5,7 @@ package landlock
 import (
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/policyderive"
 	"io"
 	"log/slog"
 	"net"
@@ -19,9 +20,15 @@ func helperArgs(rulesetFD int, flags uint32, filter, mounts, cgroup string, netF
 // mountPlan is Linux-only.
 type mountPlan struct{}
 
-func newMountPlan([]string) (*mountPlan, error) {
+func newMountPlan(_, _ []string) (*mountPlan, error) {
 	return nil, errors.ErrUnsupported
 }
+
+func mountRegions(*policyderive.Profile, *policyderive.LandlockRuleset) (tops, masks []string) {
+	return nil, nil
+}
+
+func existingRegions(_, _ []string) (wr, mk []string) { return nil, nil }
 
 func encodeMounts(*mountPlan) string { return "-" }
 

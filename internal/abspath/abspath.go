@@ -66,9 +66,24 @@ func Join(dir, rel string) string {
 func Tops(paths []string) []string {
 	slices.Sort(paths)
 	var out []string
+	kept := map[string]bool{}
 	for _, p := range slices.Compact(paths) {
-		if !WithinAny(p, out) {
+		// A path's tops are its ancestors, all sorted before it: look
+		// each up (the depth of p) rather than scanning every top.
+		within := false
+		for a := p; ; {
+			if kept[a] {
+				within = true
+				break
+			}
+			if a == "/" {
+				break
+			}
+			a = Parent(a)
+		}
+		if !within {
 			out = append(out, p)
+			kept[p] = true
 		}
 	}
 	return out
