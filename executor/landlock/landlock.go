@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
@@ -17,8 +18,10 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/netns"
+	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
@@ -106,6 +109,10 @@ type Executor struct {
 
 	pmu   sync.Mutex
 	plans map[string]*plan // by profile; see planFor
+	// names watches the directories that hold the rules' paths, so a
+	// plan's ruleset key is computed again only after one changed (nil:
+	// no inotify; computed before every command).
+	names *pathwatch.Watcher
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -152,6 +159,11 @@ func New(cfg Config) (*Executor, error) {
 		plans:    map[string]*plan{},
 		closed:   make(chan struct{}),
 	}
+	if w, err := pathwatch.New(pathwatch.Names, 0); err == nil {
+		x.names = w
+	} else {
+		log.Debug("landlock executor: no change watcher; ruleset keys are computed before every command", "err", err)
+	}
 	log.Debug("landlock executor", "abi", x.feat.abi, "errata", x.feat.errata, "seccomp", x.feat.seccomp, "tmp", tmp)
 	return x, nil
 }
@@ -178,6 +190,9 @@ func (x *Executor) Close() error {
 	x.closeOnce.Do(func() {
 		close(x.closed)
 		x.rulesets.close()
+		if x.names != nil {
+			x.names.Close()
+		}
 		err = errors.Join(x.deriver.Close(), os.RemoveAll(x.tmp))
 	})
 	return err
@@ -298,7 +313,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.endCgroup()
 		return nil, err
 	}
-	key := pl.key()
+	key := x.rulesetKey(pl)
 	ref, built, err := x.rulesets.acquire(key, func() (*ruleset, error) { return newRuleset(pl, x.log) })
 	if err != nil {
 		r.end(ctx)
@@ -522,6 +537,40 @@ func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guar
 		return nil, fmt.Errorf("landlock executor: %w", err)
 	}
 	return g, nil
+}
+
+// rulesetKey returns pl.key(), computed again only when a directory on
+// the way to one of the rules' paths changed since (pathwatch): with
+// Landlock splitting every directory that holds a denied file, a
+// 100,000-file tree has tens of thousands of rules, and stat of each
+// before every command was most of its cost.
+func (x *Executor) rulesetKey(pl *plan) string {
+	if x.names == nil {
+		return pl.key()
+	}
+	pl.kmu.Lock()
+	defer pl.kmu.Unlock()
+	g := x.names.Gen()
+	if pl.kok && pl.kgen == g {
+		return pl.kval
+	}
+	// Watch first, then stat: a change after Gen is seen next time.
+	ok := true
+	seen := map[string]bool{}
+	for _, r := range pl.ruleset.FS {
+		for d := abspath.Parent(r.Path); !seen[d]; d = abspath.Parent(d) {
+			seen[d] = true
+			if err := x.names.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				x.log.Debug("landlock: ruleset key: a directory cannot be watched; computed before every command", "err", err)
+				ok = false
+			}
+			if d == "/" {
+				break
+			}
+		}
+	}
+	pl.kval, pl.kgen, pl.kok = pl.key(), g, ok
+	return pl.kval
 }
 
 // key identifies the ruleset a plan needs: the ruleset's rights and

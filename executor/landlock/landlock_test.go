@@ -590,3 +590,27 @@ func TestMetadataOfMasksInsideRoot(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o700), after.mode.Perm(), "twin: an ordinary file's mode changes")
 	assert.NotEqual(t, before["src/a.go"].mtime, after.mtime, "twin: an ordinary file's times change")
 }
+
+// TestRulesetFollowsRename: a ruleset is kept between commands while the
+// directories holding its rules' paths are unchanged; when the user
+// renames a granted directory away and makes a new one under its name,
+// the next command gets a new ruleset — the old directory, now under
+// another name, is not writable any more (checked from outside: no file
+// appears in it), and the new one is (the twin).
+func TestRulesetFollowsRename(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	grant, moved := filepath.Join(w.base, "grant"), filepath.Join(w.base, "moved")
+	require.NoError(t, os.Mkdir(grant, 0o755))
+	p := policy.Coding.Policy()
+	p.PathRules = []policy.PathRule{{Pattern: grant, Action: policy.Allow, Ops: []policy.Op{policy.Read, policy.Write}}}
+	for range 2 { // the second run uses the kept ruleset
+		res := run(t, x, w.req("echo ok > "+filepath.Join(grant, "f"), p))
+		require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	}
+	require.NoError(t, os.Rename(grant, moved))
+	require.NoError(t, os.Mkdir(grant, 0o755))
+	res := run(t, x, w.req("echo bad > "+filepath.Join(moved, "planted")+"; echo ok > "+filepath.Join(grant, "g"), p))
+	assert.NoFileExists(t, filepath.Join(moved, "planted"), "the renamed directory is not granted any more")
+	assert.FileExists(t, filepath.Join(grant, "g"), "twin: the new directory under the granted name is: %s", res.Stderr)
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
@@ -95,6 +96,12 @@ type plan struct {
 	// guardTrees are the writable directory grants, watched by the
 	// protected-path guard.
 	guardTrees []string
+	// kmu guards the ruleset key computed at change generation kgen
+	// (kok: every directory it depends on is watched); see rulesetKey.
+	kmu  sync.Mutex
+	kval string
+	kgen uint64
+	kok  bool
 	// mountTops and mountMasks are the mount namespace's writable
 	// regions and the read-only masks inside them (mountRegions), before
 	// newRuleset drops what does not exist.

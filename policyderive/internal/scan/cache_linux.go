@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 )
 
 // platformCache is the inotify state of a Cache.
@@ -387,21 +388,9 @@ func (c *Cache) noteListing(fd int, n *node) {
 	c.unwatched[n] = struct{}{}
 }
 
-// fsKind classifies a file system by its magic number: whether inotify
-// sees every change to it (local file systems), and whether it is a
-// pseudo file system whose listings change without any trace (re-read
-// at every search). Anything else (NFS, FUSE, SMB, 9p) is validated by
-// modification times.
-func fsKind(magic int64) (watch, volatile bool) {
-	switch magic {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
-		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.RAMFS_MAGIC, 0x2fc12fc1 /* zfs */, 0xca451a4e, /* bcachefs */
-		unix.REISERFS_SUPER_MAGIC, 0x3153464a /* jfs */, unix.NILFS_SUPER_MAGIC:
-		return true, false
-	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC,
-		unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC, unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC, unix.DEVPTS_SUPER_MAGIC,
-		0x62656570 /* configfs */, unix.PSTOREFS_MAGIC, 0x65735543 /* fusectl */, unix.EFIVARFS_MAGIC:
-		return false, true
-	}
-	return false, false
-}
+// fsKind classifies a file system by its magic number (see
+// pathwatch.FSKind): whether inotify sees every change to it, and
+// whether it is a pseudo file system whose listings change without any
+// trace (re-read at every search). Anything else (NFS, FUSE, SMB, 9p) is
+// validated by modification times.
+func fsKind(magic int64) (watch, volatile bool) { return pathwatch.FSKind(magic) }

@@ -1,0 +1,230 @@
+//go:build linux
+
+package pathwatch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// Events selects what a watch reports.
+type Events uint8
+
+const (
+	// Names: entries created, deleted or renamed in the directory, and
+	// the directory itself deleted or moved — what changes the file a
+	// path names.
+	Names Events = iota
+	// Content: Names, and a child's content or attributes changing.
+	Content
+)
+
+func (e Events) mask() uint32 {
+	m := uint32(unix.IN_CREATE | unix.IN_DELETE | unix.IN_MOVED_FROM | unix.IN_MOVED_TO |
+		unix.IN_DELETE_SELF | unix.IN_MOVE_SELF | unix.IN_DONT_FOLLOW | unix.IN_ONLYDIR)
+	if e == Content {
+		m |= unix.IN_MODIFY | unix.IN_ATTRIB | unix.IN_CLOSE_WRITE
+	}
+	return m
+}
+
+// Watcher is an inotify instance and its change generation. It is safe
+// for concurrent use.
+type Watcher struct {
+	events Events
+	max    int
+
+	mu      sync.Mutex
+	ifd     int
+	mountFD int
+	byPath  map[string]int32
+	byWD    map[int32]string
+	gen     uint64
+	buf     []byte
+}
+
+// New returns a watcher whose watches report events, holding at most
+// max watches (0: an eighth of fs.inotify.max_user_watches).
+func New(events Events, max int) (*Watcher, error) {
+	if max <= 0 {
+		max = 1024
+		if b, err := os.ReadFile("/proc/sys/fs/inotify/max_user_watches"); err == nil {
+			if n, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && n >= 8 {
+				max = n / 8
+			}
+		}
+	}
+	mfd, err := unix.Open("/proc/self/mountinfo", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("pathwatch: the mount table: %w", err)
+	}
+	ifd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
+	if err != nil {
+		unix.Close(mfd)
+		return nil, fmt.Errorf("pathwatch: inotify: %w", err)
+	}
+	w := &Watcher{events: events, max: max, ifd: ifd, mountFD: mfd,
+		byPath: map[string]int32{}, byWD: map[int32]string{}, buf: make([]byte, 64<<10)}
+	// Prime the poll state: the first poll reports the table as changed.
+	w.mountsChanged()
+	return w, nil
+}
+
+// mountsChanged reports whether the mount table changed since the last
+// call, and re-arms the poll.
+func (w *Watcher) mountsChanged() bool {
+	fds := []unix.PollFd{{Fd: int32(w.mountFD), Events: unix.POLLPRI}}
+	n, err := unix.Poll(fds, 0)
+	if err != nil {
+		return true
+	}
+	if n == 0 || fds[0].Revents&(unix.POLLPRI|unix.POLLERR) == 0 {
+		return false
+	}
+	// Reading the table to its end re-arms the notification.
+	unix.Seek(w.mountFD, 0, 0)
+	var b [8192]byte
+	for {
+		n, err := unix.Read(w.mountFD, b[:])
+		if n <= 0 || err != nil {
+			break
+		}
+	}
+	return true
+}
+
+// Gen applies the pending events and returns the change generation.
+func (w *Watcher) Gen() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	return w.gen
+}
+
+// drain reads every pending event. w.mu is held.
+func (w *Watcher) drain() {
+	if w.ifd < 0 {
+		w.gen++
+		return
+	}
+	if w.mountsChanged() {
+		w.gen++
+	}
+	for {
+		n, err := unix.Read(w.ifd, w.buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN || n <= 0 {
+			return
+		}
+		if err != nil {
+			w.gen++
+			return
+		}
+		w.gen++
+		for b := w.buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
+			wd := int32(binary.NativeEndian.Uint32(b[0:]))
+			mask := binary.NativeEndian.Uint32(b[4:])
+			l := int(binary.NativeEndian.Uint32(b[12:]))
+			b = b[unix.SizeofInotifyEvent+l:]
+			if mask&unix.IN_IGNORED != 0 {
+				if p, ok := w.byWD[wd]; ok {
+					delete(w.byWD, wd)
+					if w.byPath[p] == wd {
+						delete(w.byPath, p)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Add watches dir (once; later calls cost a map lookup). An error means
+// changes in dir may go unseen: the caller must not keep a value that
+// depends on it.
+func (w *Watcher) Add(dir string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ifd < 0 {
+		return os.ErrClosed
+	}
+	if _, ok := w.byPath[dir]; ok {
+		return nil
+	}
+	if len(w.byPath) >= w.max {
+		return fmt.Errorf("pathwatch: %s: more than %d watches", dir, w.max)
+	}
+	var sf unix.Statfs_t
+	if err := unix.Statfs(dir, &sf); err != nil {
+		return &os.PathError{Op: "statfs", Path: dir, Err: err}
+	}
+	watch, pseudo := FSKind(int64(sf.Type))
+	if pseudo && w.events == Names {
+		// The kernel's own names (proc, sysfs, cgroup): no process
+		// renames them; only a mount changes them, which the mount
+		// table shows.
+		w.byPath[dir] = -1
+		return nil
+	}
+	if !watch {
+		return fmt.Errorf("pathwatch: %s: inotify does not see every change on this file system (magic %#x)", dir, sf.Type)
+	}
+	iwd, err := unix.InotifyAddWatch(w.ifd, dir, w.events.mask())
+	if err != nil {
+		return &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
+	}
+	wd := int32(iwd)
+	if old, ok := w.byWD[wd]; ok && old != dir {
+		// The same directory under another name (a bind mount): one
+		// watch serves both; keep the first name.
+		w.byPath[dir] = wd
+		return nil
+	}
+	w.byPath[dir], w.byWD[wd] = wd, dir
+	return nil
+}
+
+// Len returns the number of directories watched.
+func (w *Watcher) Len() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.byPath)
+}
+
+// Close releases the inotify instance; Gen then changes at every call.
+func (w *Watcher) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ifd >= 0 {
+		unix.Close(w.ifd)
+		unix.Close(w.mountFD)
+		w.ifd, w.mountFD = -1, -1
+	}
+	return nil
+}
+
+// FSKind classifies a file system by its magic number: whether inotify
+// sees every change to it (local file systems), and whether it is a
+// pseudo file system whose listings change without any trace. Anything
+// else (NFS, FUSE, SMB, 9p) is neither.
+func FSKind(magic int64) (watch, volatile bool) {
+	switch magic {
+	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC,
+		unix.OVERLAYFS_SUPER_MAGIC, unix.F2FS_SUPER_MAGIC, unix.RAMFS_MAGIC, 0x2fc12fc1 /* zfs */, 0xca451a4e, /* bcachefs */
+		unix.REISERFS_SUPER_MAGIC, 0x3153464a /* jfs */, unix.NILFS_SUPER_MAGIC:
+		return true, false
+	case unix.PROC_SUPER_MAGIC, unix.SYSFS_MAGIC, unix.CGROUP_SUPER_MAGIC, unix.CGROUP2_SUPER_MAGIC,
+		unix.DEBUGFS_MAGIC, unix.TRACEFS_MAGIC, unix.SECURITYFS_MAGIC, unix.BPF_FS_MAGIC, unix.DEVPTS_SUPER_MAGIC,
+		0x62656570 /* configfs */, unix.PSTOREFS_MAGIC, 0x65735543 /* fusectl */, unix.EFIVARFS_MAGIC:
+		return false, true
+	}
+	return false, false
+}
+
