@@ -227,4 +227,3 @@ func FSKind(magic int64) (watch, volatile bool) {
 	}
 	return false, false
 }
-
