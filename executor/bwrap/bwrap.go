@@ -154,7 +154,7 @@ func (x *Executor) Close() error {
 	var err error
 	x.closeOnce.Do(func() {
 		close(x.closed)
-		err = x.deriver.Close()
+		err = errors.Join(x.deriver.Close(), x.guards.Close())
 		if x.relayTmp != "" {
 			err = errors.Join(err, os.RemoveAll(x.relayTmp))
 		}

@@ -170,6 +170,7 @@ func (x *Executor) Close() error {
 		return nil
 	}
 	x.closed = true
+	x.guards.Close()
 	boxes := make([]*box, 0, len(x.live))
 	for b := range x.live {
 		boxes = append(boxes, b)

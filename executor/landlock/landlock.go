@@ -193,7 +193,7 @@ func (x *Executor) Close() error {
 		if x.names != nil {
 			x.names.Close()
 		}
-		err = errors.Join(x.deriver.Close(), os.RemoveAll(x.tmp))
+		err = errors.Join(x.deriver.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
 	})
 	return err
 }

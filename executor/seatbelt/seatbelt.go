@@ -230,7 +230,7 @@ func (x *Executor) Close() error {
 	var err error
 	x.closeOnce.Do(func() {
 		close(x.closed)
-		err = errors.Join(x.deriver.Close(), os.RemoveAll(x.tmp))
+		err = errors.Join(x.deriver.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
 	})
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -19,6 +20,10 @@ type Cache struct {
 	mu   sync.Mutex
 	tick uint64
 	m    map[string]*cached
+	// watcher is shared by the guards (nil: none could be made); see
+	// Options.Watcher.
+	watcher     *pathwatch.Watcher
+	watcherOnce bool
 }
 
 type cached struct {
@@ -53,7 +58,15 @@ func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard
 	if err != nil {
 		return nil, err
 	}
-	g, err := New(Options{Checker: checker, Trees: trees, Logger: c.logger})
+	if !c.watcherOnce {
+		c.watcherOnce = true
+		if w, err := pathwatch.New(pathwatch.Content, 0); err == nil {
+			c.watcher = w
+		} else if c.logger != nil {
+			c.logger.Debug("protectguard: no change watcher; every scan walks", "err", err)
+		}
+	}
+	g, err := New(Options{Checker: checker, Trees: trees, Logger: c.logger, Watcher: c.watcher})
 	if err != nil {
 		return nil, err
 	}
@@ -71,4 +84,16 @@ func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard
 		delete(c.m, oldest)
 	}
 	return g, nil
+}
+
+// Close releases the watcher the guards share; they walk at every scan
+// from then on. The executors close their Cache when they are closed.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.watcher != nil {
+		return c.watcher.Close()
+	}
+	c.watcherOnce = true
+	return nil
 }

@@ -83,4 +83,16 @@
 // within one tick of the file system's coarse clock is never missed. A
 // walk is bounded by Options.MaxEntries; a tree beyond it makes Begin
 // fail with *LimitError, since a partial baseline would be unsound.
+//
+// With a change watcher (Options.Watcher; Cache gives its guards one),
+// every directory a walk lists is watched by inotify before it is read,
+// and a scan when no watched directory saw an event since the last walk —
+// and every recorded protected entry still has its type, mode, owner,
+// inode, size and times — returns the last walk's state without walking:
+// the cost of a command that changed nothing is flat in the size of the
+// trees. The stat of the recorded entries catches writes through shared
+// memory mappings, which send no event. Any change anywhere in the trees
+// makes the next scan a whole walk (with the listing and hash caches
+// above); a directory that cannot be watched (the watch limit, a network
+// file system) makes every scan walk, as without a watcher.
 package protectguard

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -42,6 +43,11 @@ type Options struct {
 	MaxCopyBytes int64
 	// Logger receives debug records; nil means slog.Default().
 	Logger *slog.Logger
+	// Watcher, when set (a pathwatch.Content watcher; Cache shares one
+	// among its guards), lets a walk be skipped when nothing in the
+	// trees changed since the last one (see the package documentation,
+	// Cost).
+	Watcher *pathwatch.Watcher
 }
 
 // ErrLimit is wrapped by *LimitError.
@@ -108,6 +114,11 @@ type Guard struct {
 	active int
 	base   *state
 	cache  *cache
+	// last is the state the last walk found, at the watcher's generation
+	// lastGen; lastOK says every directory it listed was watched.
+	last    *state
+	lastGen uint64
+	lastOK  bool
 }
 
 // New returns a Guard for the protect rules of opts.Checker over

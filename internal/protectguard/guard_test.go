@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
 	"github.com/cordon-sandbox/cordon/policy"
 )
@@ -277,21 +278,52 @@ func TestGuardRepairs(t *testing.T) {
 		},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t)
-			vs := w.command(func() { tc.mutate(w) })
-			noFailures(t, vs)
-			var want []string
-			for _, p := range tc.want {
-				want = append(want, w.path(p))
+		for _, watched := range []bool{false, true} {
+			name := tc.name
+			var opts []func(*protectguard.Options)
+			if watched {
+				// With a change watcher, and a first command that
+				// changes nothing, so that the command's Begin reuses
+				// the last walk's state and End sees the change.
+				name += "/watched"
+				opts = append(opts, withWatcher(t))
 			}
-			slices.Sort(want)
-			assert.Equal(t, want, paths(vs), "violations %v", vs)
-			tc.check(w)
-			// A second command that changes nothing reports nothing.
-			assert.Empty(t, w.command(func() {}))
-		})
+			t.Run(name, func(t *testing.T) {
+				w := newWorld(t, opts...)
+				if watched {
+					require.Empty(t, w.command(func() {}))
+				}
+				repairs(t, w, tc.mutate, tc.check, tc.want)
+			})
+		}
 	}
+}
+
+// withWatcher gives the guard a change watcher (skipping where there is
+// none).
+func withWatcher(t *testing.T) func(*protectguard.Options) {
+	w, err := pathwatch.New(pathwatch.Content, 0)
+	if err != nil {
+		t.Skipf("no change watcher here: %v", err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return func(o *protectguard.Options) { o.Watcher = w }
+}
+
+// repairs runs mutate as a command and checks its violations and effect.
+func repairs(t *testing.T, w *world, mutate, check func(*world), wantRel []string) {
+	t.Helper()
+	vs := w.command(func() { mutate(w) })
+	noFailures(t, vs)
+	var want []string
+	for _, p := range wantRel {
+		want = append(want, w.path(p))
+	}
+	slices.Sort(want)
+	assert.Equal(t, want, paths(vs), "violations %v", vs)
+	check(w)
+	// A second command that changes nothing reports nothing.
+	assert.Empty(t, w.command(func() {}))
 }
 
 func TestGuardAcceptsChangesBetweenCommands(t *testing.T) {

@@ -151,15 +151,58 @@ type scanner struct {
 	pointers []string
 	newDirs  map[string]*dirListing
 	newFiles map[string]*fileHash
+	// watched: every directory listed so far is watched (Options.Watcher).
+	watched bool
 }
 
-// scan walks every tree and returns the protected paths' state.
+// scan walks every tree and returns the protected paths' state — the last
+// walk's, when the watcher saw no change in any directory it listed since
+// and every protected entry still has the stat it had.
 func (g *Guard) scan(ctx context.Context) (*state, error) {
+	var gen uint64
+	w := g.opts.Watcher
+	if w != nil {
+		gen = w.Gen()
+		if g.last != nil && g.lastOK && g.lastGen == gen && g.last.unchanged() {
+			return g.last, nil
+		}
+	}
 	sc := &scanner{
 		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}},
 		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
 		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
+		watched: w != nil,
 	}
+	st, err := sc.scan()
+	g.last = nil
+	if err == nil && w != nil {
+		g.last, g.lastGen, g.lastOK = st, gen, sc.watched
+	}
+	return st, err
+}
+
+// unchanged reports whether every entry still has the type, mode, owner,
+// size, inode and times recorded: inotify does not report writes through
+// a shared memory mapping, which update the times.
+func (st *state) unchanged() bool {
+	for p, e := range st.entries {
+		var cur unix.Stat_t
+		if unix.Lstat(p, &cur) != nil {
+			return false
+		}
+		mtime, ctime := statTimes(&cur)
+		if kindOf(uint32(cur.Mode)) != e.kind || uint32(cur.Mode)&0o7777 != e.perm || cur.Uid != e.uid || cur.Gid != e.gid ||
+			cur.Ino != e.ino || uint64(cur.Dev) != e.dev || mtime != e.mtime || ctime != e.ctime ||
+			(e.kind == kindFile && cur.Size != e.size) {
+			return false
+		}
+	}
+	return true
+}
+
+// scan is one walk of every tree.
+func (sc *scanner) scan() (*state, error) {
+	g := sc.g
 	for _, t := range g.trees {
 		var st unix.Stat_t
 		if err := unix.Lstat(t, &st); err != nil {
@@ -187,6 +230,17 @@ func (g *Guard) scan(ctx context.Context) (*state, error) {
 	}
 	g.cache.dirs, g.cache.files = sc.newDirs, sc.newFiles
 	return sc.st, nil
+}
+
+// watch adds dir to the watcher before it is read; a directory that
+// cannot be watched means the next scan walks again.
+func (sc *scanner) watch(dir string) {
+	if sc.watched {
+		if err := sc.g.opts.Watcher.Add(dir); err != nil {
+			sc.watched = false
+			sc.g.log.Debug("protectguard: a directory cannot be watched; every scan walks", "dir", dir, "err", err)
+		}
+	}
 }
 
 // pointer reads file, a .git file (prefix "gitdir:") or a commondir
@@ -272,6 +326,15 @@ func (sc *scanner) tick() error {
 // list returns dir's children, from the cache when the directory has not
 // changed since it was last read.
 func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
+	if sc.g.opts.Watcher != nil {
+		// Watched first, then looked at: a change after the watch is
+		// an event, one before it is in this stat.
+		sc.watch(dir)
+		var fresh unix.Stat_t
+		if unix.Lstat(dir, &fresh) == nil {
+			st = &fresh
+		}
+	}
 	_, ctime := statTimes(st)
 	if l := sc.g.cache.dirs[dir]; l != nil && l.ino == st.Ino && l.dev == uint64(st.Dev) && l.ctime == ctime && ctime < l.readAt-racyWindow {
 		sc.newDirs[dir] = l
