@@ -3,9 +3,11 @@
 package pathwatch
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -47,7 +49,23 @@ type Watcher struct {
 	byWD    map[int32]string
 	gen     uint64
 	buf     []byte
+	// log holds the last events, oldest first; every event before
+	// lost (a generation) is gone, or was not one (a lost queue, a mount).
+	log  []Event
+	lost uint64
 }
+
+// Event is one change a watch reported, at generation Gen: Name in Dir
+// (Name empty: Dir itself was deleted or moved).
+type Event struct {
+	Gen  uint64
+	Dir  string
+	Name string
+	Mask uint32
+}
+
+// maxLog bounds the events kept for Since.
+const maxLog = 1024
 
 // New returns a watcher whose watches report events, holding at most
 // max watches (0: an eighth of fs.inotify.max_user_watches).
@@ -111,10 +129,12 @@ func (w *Watcher) Gen() uint64 {
 func (w *Watcher) drain() {
 	if w.ifd < 0 {
 		w.gen++
+		w.lost = w.gen
 		return
 	}
 	if w.mountsChanged() {
 		w.gen++
+		w.lost = w.gen
 	}
 	for {
 		n, err := unix.Read(w.ifd, w.buf)
@@ -126,6 +146,7 @@ func (w *Watcher) drain() {
 		}
 		if err != nil {
 			w.gen++
+			w.lost = w.gen
 			return
 		}
 		w.gen++
@@ -133,7 +154,20 @@ func (w *Watcher) drain() {
 			wd := int32(binary.NativeEndian.Uint32(b[0:]))
 			mask := binary.NativeEndian.Uint32(b[4:])
 			l := int(binary.NativeEndian.Uint32(b[12:]))
+			name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+l]
+			if i := bytes.IndexByte(name, 0); i >= 0 {
+				name = name[:i]
+			}
 			b = b[unix.SizeofInotifyEvent+l:]
+			switch {
+			case mask&unix.IN_Q_OVERFLOW != 0:
+				w.lost = w.gen
+			case len(w.log) >= maxLog:
+				w.log = w.log[:0]
+				w.lost = w.gen
+			default:
+				w.log = append(w.log, Event{Gen: w.gen, Dir: w.byWD[wd], Name: string(name), Mask: mask})
+			}
 			if mask&unix.IN_IGNORED != 0 {
 				if p, ok := w.byWD[wd]; ok {
 					delete(w.byWD, wd)
@@ -144,6 +178,24 @@ func (w *Watcher) drain() {
 			}
 		}
 	}
+}
+
+// Since applies the pending events and returns those after generation
+// gen, and whether that is all that happened since (false: events were
+// lost, the queue overflowed, the mount table changed or the watcher is
+// closed). At most the last 1,024 events are kept.
+func (w *Watcher) Since(gen uint64) ([]Event, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.drain()
+	if w.lost > gen {
+		return nil, false
+	}
+	i := len(w.log)
+	for i > 0 && w.log[i-1].Gen > gen {
+		i--
+	}
+	return slices.Clone(w.log[i:]), true
 }
 
 // Add watches dir (once; later calls cost a map lookup). An error means

@@ -31,3 +31,14 @@ func (w *Watcher) Len() int { return 0 }
 
 // Close does nothing.
 func (w *Watcher) Close() error { return nil }
+
+// Event is one change a watch reported.
+type Event struct {
+	Gen  uint64
+	Dir  string
+	Name string
+	Mask uint32
+}
+
+// Since reports nothing known.
+func (w *Watcher) Since(uint64) ([]Event, bool) { return nil, false }

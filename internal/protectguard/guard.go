@@ -119,6 +119,8 @@ type Guard struct {
 	last    *state
 	lastGen uint64
 	lastOK  bool
+	// walks counts whole walks (tests).
+	walks int
 }
 
 // New returns a Guard for the protect rules of opts.Checker over

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/gitdir"
+	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -163,7 +164,8 @@ func (g *Guard) scan(ctx context.Context) (*state, error) {
 	w := g.opts.Watcher
 	if w != nil {
 		gen = w.Gen()
-		if g.last != nil && g.lastOK && g.lastGen == gen && g.last.unchanged() {
+		if g.last != nil && g.lastOK && (g.lastGen == gen || g.inert(w)) && g.last.unchanged() {
+			g.lastGen = gen
 			return g.last, nil
 		}
 	}
@@ -174,11 +176,61 @@ func (g *Guard) scan(ctx context.Context) (*state, error) {
 		watched: w != nil,
 	}
 	st, err := sc.scan()
+	g.walks++
 	g.last = nil
 	if err == nil && w != nil {
 		g.last, g.lastGen, g.lastOK = st, gen, sc.watched
 	}
 	return st, err
+}
+
+// inert reports whether the events since the last walk leave its state
+// as it was: each names an entry of a directory the walk listed that is
+// now as the listing has it and that nothing the guard records depends
+// on — absent as it was (a temporary file created and removed, a mount
+// backend's placeholder made for a command and removed after it), or an
+// ordinary file that no protect rule matches, not a .git pointer file and
+// not recorded, whose content changed. Anything else, or events lost,
+// means a walk.
+func (g *Guard) inert(w *pathwatch.Watcher) bool {
+	evs, ok := w.Since(g.lastGen)
+	if !ok {
+		return false
+	}
+	for _, ev := range evs {
+		if ev.Dir == "" || ev.Name == "" {
+			return false // a directory itself deleted or moved
+		}
+		l := g.cache.dirs[ev.Dir]
+		if l == nil {
+			if abspath.WithinAny(ev.Dir, g.trees) {
+				return false
+			}
+			continue // another guard's directory (the watcher is shared)
+		}
+		p := abspath.Join(ev.Dir, ev.Name)
+		if g.last.entries[p] != nil {
+			return false
+		}
+		var c *child
+		for i := range l.children {
+			if l.children[i].name == ev.Name {
+				c = &l.children[i]
+				break
+			}
+		}
+		var st unix.Stat_t
+		err := unix.Lstat(p, &st)
+		switch {
+		case err != nil && errors.Is(err, unix.ENOENT) && c == nil:
+			// Absent then, absent now.
+		case err == nil && c != nil && c.kind == kindFile && kindOf(uint32(st.Mode)) == kindFile && c.rule < 0 && ev.Name != ".git":
+			// An ordinary file's content or times.
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // unchanged reports whether every entry still has the type, mode, owner,
@@ -190,10 +242,13 @@ func (st *state) unchanged() bool {
 		if unix.Lstat(p, &cur) != nil {
 			return false
 		}
-		mtime, ctime := statTimes(&cur)
 		if kindOf(uint32(cur.Mode)) != e.kind || uint32(cur.Mode)&0o7777 != e.perm || cur.Uid != e.uid || cur.Gid != e.gid ||
-			cur.Ino != e.ino || uint64(cur.Dev) != e.dev || mtime != e.mtime || ctime != e.ctime ||
-			(e.kind == kindFile && cur.Size != e.size) {
+			cur.Ino != e.ino || uint64(cur.Dev) != e.dev {
+			return false
+		}
+		// A directory's times change with its listing, which the events
+		// vouch for (inert); a file's with its content.
+		if mtime, ctime := statTimes(&cur); e.kind != kindDir && (mtime != e.mtime || ctime != e.ctime || cur.Size != e.size) {
 			return false
 		}
 	}
