@@ -551,15 +551,17 @@ func (x *Executor) rulesetKey(pl *plan) string {
 	pl.kmu.Lock()
 	defer pl.kmu.Unlock()
 	g := x.names.Gen()
-	if pl.kok && pl.kgen == g {
+	if pl.kok && (pl.kgen == g || pl.keyUnaffected(x.names)) {
+		pl.kgen = g
 		return pl.kval
 	}
 	// Watch first, then stat: a change after Gen is seen next time.
 	ok := true
-	seen := map[string]bool{}
+	rel, dirs := map[string]bool{}, map[string]bool{}
 	for _, r := range pl.ruleset.FS {
-		for d := abspath.Parent(r.Path); !seen[d]; d = abspath.Parent(d) {
-			seen[d] = true
+		rel[r.Path] = true
+		for d := abspath.Parent(r.Path); !dirs[d]; d = abspath.Parent(d) {
+			dirs[d], rel[d] = true, true
 			if err := x.names.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				x.log.Debug("landlock: ruleset key: a directory cannot be watched; computed before every command", "err", err)
 				ok = false
@@ -569,8 +571,26 @@ func (x *Executor) rulesetKey(pl *plan) string {
 			}
 		}
 	}
+	pl.krel = rel
 	pl.kval, pl.kgen, pl.kok = pl.key(), g, ok
 	return pl.kval
+}
+
+// keyUnaffected reports whether every change since the key was computed
+// names a path that is neither a rule's nor a directory on the way to one
+// (a temporary file beside the rules, another backend's placeholder):
+// the names the key looked at still name what they did.
+func (pl *plan) keyUnaffected(w *pathwatch.Watcher) bool {
+	evs, ok := w.Since(pl.kgen)
+	if !ok {
+		return false
+	}
+	for _, ev := range evs {
+		if ev.Dir == "" || pl.krel[abspath.Join(ev.Dir, ev.Name)] {
+			return false
+		}
+	}
+	return true
 }
 
 // key identifies the ruleset a plan needs: the ruleset's rights and

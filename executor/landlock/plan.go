@@ -102,6 +102,8 @@ type plan struct {
 	kval string
 	kgen uint64
 	kok  bool
+	// krel holds the rules' paths and every directory above them.
+	krel map[string]bool
 	// mountTops and mountMasks are the mount namespace's writable
 	// regions and the read-only masks inside them (mountRegions), before
 	// newRuleset drops what does not exist.
