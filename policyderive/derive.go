@@ -841,28 +841,36 @@ func (dv *derivation) pruneMasks() []Mask {
 		all = append(all, *m)
 	}
 	slices.SortFunc(all, func(a, b Mask) int { return strings.Compare(a.Path, b.Path) })
+	grants := slices.Concat(dv.read, dv.write)
 	var out []Mask
+	// kept indexes out by path: only a mask's ancestors can cover it, so
+	// each mask looks up its ancestors (its depth) rather than every mask
+	// kept (thousands in a node_modules of certificates).
+	kept := map[string]int{}
 	for _, m := range all {
 		covered := false
-		for _, a := range out {
-			// A placeholder is covered by any mask: nothing can be
-			// created below one.
-			if !abspath.Below(m.Path, a.Path) || (a.Kind != Hide && m.Kind == Hide && m.Exists) {
-				continue
-			}
-			reopened := false
-			for _, g := range slices.Concat(dv.read, dv.write) {
-				if abspath.Below(g.Path, a.Path) && abspath.Within(m.Path, g.Path) {
-					reopened = true
-					break
+		for p := abspath.Parent(m.Path); !covered; p = abspath.Parent(p) {
+			if i, ok := kept[p]; ok && p != m.Path {
+				a := out[i]
+				// A placeholder is covered by any mask: nothing can be
+				// created below one.
+				if !(a.Kind != Hide && m.Kind == Hide && m.Exists) {
+					reopened := false
+					for _, g := range grants {
+						if abspath.Below(g.Path, a.Path) && abspath.Within(m.Path, g.Path) {
+							reopened = true
+							break
+						}
+					}
+					covered = !reopened
 				}
 			}
-			if !reopened {
-				covered = true
+			if p == "/" {
 				break
 			}
 		}
 		if !covered {
+			kept[m.Path] = len(out)
 			out = append(out, m)
 		}
 	}

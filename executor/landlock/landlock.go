@@ -221,6 +221,9 @@ type run struct {
 	// handoff receives the proxy listener the command's child makes in
 	// its own network namespace (not root).
 	handoff *netHandoff
+	// kept are the descriptors of the kept mount namespace the command
+	// joins (nil: it makes its own).
+	kept *keptNS
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -353,6 +356,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	// binary, re-executed with an empty environment, restricts itself and
 	// then executes /bin/sh -c with req.Env.
 	if canSpawn {
+		r.kept = x.keptNamespace(ref.rs)
 		r.spec = &procgroup.Spec{
 			Path:         executor.Shell,
 			Args:         []string{"sh", "-c", req.Command},
@@ -361,7 +365,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			Timeout:      req.Timeout,
 			OutputLimit:  req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 			WaitDelay:    x.cfg.WaitDelay,
-			StartProcess: spawner(ref.rs, r.cgroupProcs(), r.handoff),
+			StartProcess: spawner(ref.rs, r.cgroupProcs(), r.handoff, r.kept),
 			NetNS:        r.netNS(),
 		}
 		return r, nil
@@ -422,6 +426,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 // closeEnv closes the helper's environment memfd, once the command has
 // started (or failed to).
 func (r *run) closeEnv() {
+	r.kept.close()
 	if r.envFile != nil {
 		r.envFile.Close()
 	}

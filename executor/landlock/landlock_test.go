@@ -614,3 +614,58 @@ func TestRulesetFollowsRename(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(moved, "planted"), "the renamed directory is not granted any more")
 	assert.FileExists(t, filepath.Join(grant, "g"), "twin: the new directory under the granted name is: %s", res.Stderr)
 }
+
+// TestKeptNamespace: commands of one ruleset join one mount namespace,
+// made once (not the host's); a mount where a rule reaches makes the
+// next command get a new one that shows it, a mount elsewhere does not
+// (root only: it mounts).
+func TestKeptNamespace(t *testing.T) {
+	if !landlock.KeepsNamespaces {
+		t.Skip("the sandbox helper's start path (no cgo) makes a namespace per command")
+	}
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	nsOf := func() string {
+		res := run(t, x, w.req("readlink /proc/self/ns/mnt", nil))
+		require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+		return strings.TrimSpace(string(res.Stdout))
+	}
+	host, err := os.Readlink("/proc/self/ns/mnt")
+	require.NoError(t, err)
+	if nsOf() == host {
+		t.Skip("no mount namespace for commands here")
+	}
+	// A background command holds its namespace, so that no later one can
+	// be given its number again (namespace numbers are reused): the
+	// commands after it show the same number only if they join it.
+	mark := filepath.Join(w.root, "bg-ns")
+	bg, err := x.Start(t.Context(), w.req("readlink /proc/self/ns/mnt > bg-ns; exec sleep 60", nil))
+	require.NoError(t, err)
+	defer func() { bg.Kill(); bg.Wait() }()
+	var held string
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(mark)
+		held = strings.TrimSpace(string(b))
+		return held != ""
+	}, 10*time.Second, 10*time.Millisecond)
+	assert.Equal(t, held, nsOf(), "a later command joins the kept namespace")
+	if os.Geteuid() != 0 {
+		return
+	}
+	// A mount no rule reaches (a container's, say) keeps it; one in the
+	// root makes a new one.
+	elsewhere := t.TempDir()
+	require.NoError(t, unix.Mount("tmpfs", elsewhere, "tmpfs", 0, ""))
+	require.NoError(t, unix.Unmount(elsewhere, unix.MNT_DETACH))
+	assert.Equal(t, held, nsOf(), "a mount out of every rule's reach keeps the namespace")
+	dir := filepath.Join(w.root, "mnt")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, unix.Mount("tmpfs", dir, "tmpfs", 0, ""))
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "on-tmpfs"), nil, 0o644))
+	res := run(t, x, w.req("readlink /proc/self/ns/mnt; ls mnt", nil))
+	third, _, _ := strings.Cut(string(res.Stdout), "\n")
+	assert.NotEqual(t, held, third, "a mount in the root makes a new namespace")
+	assert.NotEqual(t, host, third)
+	assert.Contains(t, string(res.Stdout), "on-tmpfs", "which shows the new mount")
+}

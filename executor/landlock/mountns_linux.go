@@ -124,7 +124,7 @@ func trial(h *netHandoff) error {
 	files := []*os.File{null, null, null}
 	var p *os.Process
 	if canSpawn {
-		p, err = spawner(rs, "", h)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
+		p, err = spawner(rs, "", h, nil)(executor.Shell, []string{"sh", "-c", ":"}, &os.ProcAttr{Files: files, Sys: &syscall.SysProcAttr{Setsid: true}})
 	} else {
 		p, err = startHelperTrial(rs, files, h)
 	}

@@ -71,7 +71,7 @@ func BenchmarkMountNamespace(b *testing.B) {
 	defer null.Close()
 	start := func(rs *ruleset) func() error {
 		return func() error {
-			p, err := spawner(rs, "", nil)("/bin/true", []string{"true"}, &os.ProcAttr{Files: []*os.File{null, null, null}, Dir: tmp})
+			p, err := spawner(rs, "", nil, nil)("/bin/true", []string{"true"}, &os.ProcAttr{Files: []*os.File{null, null, null}, Dir: tmp})
 			if err != nil {
 				return err
 			}

@@ -20,6 +20,14 @@ type ruleset struct {
 	// masks inside them (mountRegions).
 	mounts          mountMode
 	writable, masks []string
+	// kept is the mount namespace made once for the commands of this
+	// ruleset (cgo start path; see keptNamespace), nil until made.
+	keptMu sync.Mutex
+	kept   *keptNS
+	// rules holds the rules' paths, reach those and every directory above
+	// them, maskReach the masks and every directory above them
+	// (keptCurrent).
+	rules, reach, maskReach map[string]bool
 }
 
 func (r *ruleset) fd() int {
@@ -33,6 +41,10 @@ func (r *ruleset) close() {
 	if r.file != nil {
 		r.file.Close()
 	}
+	r.keptMu.Lock()
+	r.kept.close()
+	r.kept = nil
+	r.keptMu.Unlock()
 }
 
 // rulesetCache keeps the rulesets of the most recently used plans, so a

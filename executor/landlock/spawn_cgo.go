@@ -52,7 +52,7 @@ package landlock
 enum {
 	CORDON_PIPE = 1, CORDON_FORK, CORDON_SETSID, CORDON_DUP, CORDON_CLOSE_RANGE, CORDON_CHDIR,
 	CORDON_CAPS, CORDON_NO_NEW_PRIVS, CORDON_SECCOMP, CORDON_LANDLOCK, CORDON_EXEC,
-	CORDON_UNSHARE, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP, CORDON_CGROUP,
+	CORDON_UNSHARE, CORDON_SETNS, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP, CORDON_CGROUP,
 	CORDON_NET_LO, CORDON_NET_LISTEN, CORDON_NET_SEND,
 };
 
@@ -144,6 +144,9 @@ struct cordon_mounts {
 	// net_fd >= 0 (with userns): unshare a network namespace too and send
 	// a listener on 127.0.0.1:net_port over net_fd (cordon_net_listen).
 	int net_fd, net_port;
+	// ns_mnt >= 0: join that mount namespace (after ns_user, when >= 0)
+	// instead of making one; the fields below are then unused.
+	int ns_mnt, ns_user;
 	char **wr;
 	int n_wr;
 	// mk are bound onto themselves after wr (and are in ro too); one
@@ -235,24 +238,34 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			// After the descriptors (opened in the parent's namespace,
 			// unaffected) and before chdir, so the working directory
 			// is looked up on the new mounts.
-			if (unshare(CLONE_NEWNS | (mnt->userns ? CLONE_NEWUSER : 0) | (netfd >= 0 ? CLONE_NEWNET : 0)) != 0)
-				cordon_child_fail(ep, CORDON_UNSHARE);
-			if (mnt->userns && (cordon_write_file("/proc/self/uid_map", mnt->uid_map) != 0 ||
-			                    cordon_write_file("/proc/self/setgroups", "deny") != 0 ||
-			                    cordon_write_file("/proc/self/gid_map", mnt->gid_map) != 0))
-				cordon_child_fail(ep, CORDON_IDMAP);
-			if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-				cordon_child_fail(ep, CORDON_PRIVATE);
-			for (int i = 0; i < mnt->n_wr; i++)
-				if (mount(mnt->wr[i], mnt->wr[i], NULL, MS_BIND | MS_REC, NULL) != 0)
-					cordon_child_fail(ep, CORDON_BIND);
-			for (int i = 0; i < mnt->n_mk; i++)
-				if (mount(mnt->mk[i], mnt->mk[i], NULL, MS_BIND | MS_REC, NULL) != 0 && errno != ENOENT)
-					cordon_child_fail(ep, CORDON_BIND);
-			for (int i = 0; i < mnt->n_ro; i++)
-				if (mount(NULL, mnt->ro[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | mnt->ro_flags[i], NULL) != 0 &&
-				    errno != ENOENT && errno != EINVAL && errno != EACCES)
-					cordon_child_fail(ep, CORDON_REMOUNT);
+			if (mnt->ns_mnt >= 0) {
+				// A kept namespace (keptns_linux.go): join it.
+				if (mnt->ns_user >= 0 && setns(mnt->ns_user, CLONE_NEWUSER) != 0)
+					cordon_child_fail(ep, CORDON_SETNS);
+				if (setns(mnt->ns_mnt, CLONE_NEWNS) != 0)
+					cordon_child_fail(ep, CORDON_SETNS);
+				if (netfd >= 0 && unshare(CLONE_NEWNET) != 0)
+					cordon_child_fail(ep, CORDON_UNSHARE);
+			} else {
+				if (unshare(CLONE_NEWNS | (mnt->userns ? CLONE_NEWUSER : 0) | (netfd >= 0 ? CLONE_NEWNET : 0)) != 0)
+					cordon_child_fail(ep, CORDON_UNSHARE);
+				if (mnt->userns && (cordon_write_file("/proc/self/uid_map", mnt->uid_map) != 0 ||
+				                    cordon_write_file("/proc/self/setgroups", "deny") != 0 ||
+				                    cordon_write_file("/proc/self/gid_map", mnt->gid_map) != 0))
+					cordon_child_fail(ep, CORDON_IDMAP);
+				if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
+					cordon_child_fail(ep, CORDON_PRIVATE);
+				for (int i = 0; i < mnt->n_wr; i++)
+					if (mount(mnt->wr[i], mnt->wr[i], NULL, MS_BIND | MS_REC, NULL) != 0)
+						cordon_child_fail(ep, CORDON_BIND);
+				for (int i = 0; i < mnt->n_mk; i++)
+					if (mount(mnt->mk[i], mnt->mk[i], NULL, MS_BIND | MS_REC, NULL) != 0 && errno != ENOENT)
+						cordon_child_fail(ep, CORDON_BIND);
+				for (int i = 0; i < mnt->n_ro; i++)
+					if (mount(NULL, mnt->ro[i], NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | mnt->ro_flags[i], NULL) != 0 &&
+					    errno != ENOENT && errno != EINVAL && errno != EACCES)
+						cordon_child_fail(ep, CORDON_REMOUNT);
+			}
 			if (netfd >= 0) {
 				int st = cordon_net_listen(netfd, mnt->net_port);
 				if (st != 0)
@@ -336,7 +349,7 @@ var spawnStages = map[C.int]string{
 	C.CORDON_NO_NEW_PRIVS: "prctl(PR_SET_NO_NEW_PRIVS)", C.CORDON_SECCOMP: "seccomp(SECCOMP_SET_MODE_FILTER)",
 	C.CORDON_LANDLOCK: "landlock_restrict_self", C.CORDON_EXEC: "exec",
 	C.CORDON_UNSHARE: "unshare(CLONE_NEWNS)", C.CORDON_PRIVATE: "making the mounts private",
-	C.CORDON_BIND: "binding a writable grant or a mask", C.CORDON_REMOUNT: "remounting read-only",
+	C.CORDON_SETNS: "joining the kept mount namespace", C.CORDON_BIND: "binding a writable grant or a mask", C.CORDON_REMOUNT: "remounting read-only",
 	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps", C.CORDON_CGROUP: "joining the command's cgroup",
 	C.CORDON_NET_LO: "bringing up lo in the command's network namespace", C.CORDON_NET_LISTEN: "listening for the allow-list proxy",
 	C.CORDON_NET_SEND: "handing the proxy's listener to the executor",
@@ -349,7 +362,7 @@ var spawnStages = map[C.int]string{
 // With h (user-namespace mounts only) the child also unshares a network
 // namespace and hands its proxy listener over h, which serves it before
 // the spawn returns.
-func spawner(rs *ruleset, cgroupProcs string, h *netHandoff) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
+func spawner(rs *ruleset, cgroupProcs string, h *netHandoff, kept *keptNS) func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
 	return func(name string, argv []string, attr *os.ProcAttr) (*os.Process, error) {
 		if h != nil && rs.mounts != mountsUserNS {
 			return nil, fmt.Errorf("landlock: starting %s: a network namespace of the command's own needs the user-namespace mounts", name)
@@ -407,14 +420,25 @@ func spawner(rs *ruleset, cgroupProcs string, h *netHandoff) func(name string, a
 			cprog = (*C.struct_sock_filter)(p)
 		}
 		var cmnt *C.struct_cordon_mounts
-		if rs.mounts != mountsNone {
+		if rs.mounts != mountsNone && kept != nil {
+			m := (*C.struct_cordon_mounts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_cordon_mounts{}))))
+			cstrs = append(cstrs, (*C.char)(unsafe.Pointer(m)))
+			m.net_fd, m.ns_mnt, m.ns_user = -1, C.int(kept.mnt.Fd()), -1
+			if kept.user != nil {
+				m.ns_user = C.int(kept.user.Fd())
+			}
+			if h != nil {
+				m.net_fd, m.net_port = C.int(h.child.Fd()), C.int(policyderive.ProxyPort)
+			}
+			cmnt = m
+		} else if rs.mounts != mountsNone {
 			mp, err := newMountPlan(rs.writable, rs.masks)
 			if err != nil {
 				return nil, fmt.Errorf("landlock: starting %s: %w", name, err)
 			}
 			m := (*C.struct_cordon_mounts)(C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_cordon_mounts{}))))
 			cstrs = append(cstrs, (*C.char)(unsafe.Pointer(m)))
-			m.net_fd = -1
+			m.net_fd, m.ns_mnt, m.ns_user = -1, -1, -1
 			if h != nil {
 				m.net_fd, m.net_port = C.int(h.child.Fd()), C.int(policyderive.ProxyPort)
 			}
@@ -444,6 +468,7 @@ func spawner(rs *ruleset, cgroupProcs string, h *netHandoff) func(name string, a
 			cprog, C.ushort(len(prog)), cmnt, ccg, &stage, &errno)
 		runtime.KeepAlive(attr.Files)
 		runtime.KeepAlive(rs)
+		runtime.KeepAlive(kept)
 		if pid < 0 {
 			e := syscall.Errno(errno)
 			switch stage {

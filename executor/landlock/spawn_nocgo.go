@@ -8,6 +8,6 @@ import "os"
 // helper (Init).
 const canSpawn = false
 
-func spawner(*ruleset, string, *netHandoff) func(string, []string, *os.ProcAttr) (*os.Process, error) {
+func spawner(*ruleset, string, *netHandoff, *keptNS) func(string, []string, *os.ProcAttr) (*os.Process, error) {
 	return nil
 }

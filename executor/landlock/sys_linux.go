@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"unsafe"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -73,6 +74,24 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts}
 	if pl.mounts != mountsNone {
 		out.writable, out.masks = existingRegions(pl.mountTops, pl.mountMasks)
+		out.rules, out.reach, out.maskReach = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		for _, m := range out.masks {
+			for a := m; !out.maskReach[a]; a = abspath.Parent(a) {
+				out.maskReach[a] = true
+				if a == "/" {
+					break
+				}
+			}
+		}
+		for _, r := range pl.ruleset.FS {
+			out.rules[r.Path] = true
+			for a := r.Path; !out.reach[a]; a = abspath.Parent(a) {
+				out.reach[a] = true
+				if a == "/" {
+					break
+				}
+			}
+		}
 	}
 	rs := pl.ruleset
 	if rs.ABI == 0 {

@@ -71,3 +71,10 @@ func newNetHandoff(func(net.Listener) error) (*netHandoff, error) {
 }
 
 func (*netHandoff) close() {}
+
+// keptNS is Linux-only.
+type keptNS struct{}
+
+func (*keptNS) close() {}
+
+func (x *Executor) keptNamespace(*ruleset) *keptNS { return nil }

@@ -53,16 +53,22 @@ type Watcher struct {
 	// lost (a generation) is gone, or was not one (a lost queue, a mount).
 	log  []Event
 	lost uint64
+	// mounts is the mount table at the last check.
+	mounts map[string]bool
 }
 
 // Event is one change a watch reported, at generation Gen: Name in Dir
-// (Name empty: Dir itself was deleted or moved).
+// (Name empty: Dir itself was deleted or moved; with Mount in Mask, a
+// mount appeared at Dir or went away from it).
 type Event struct {
 	Gen  uint64
 	Dir  string
 	Name string
 	Mask uint32
 }
+
+// Mount marks the Event of a mount table change (not an inotify bit).
+const Mount uint32 = 1 << 31
 
 // maxLog bounds the events kept for Since.
 const maxLog = 1024
@@ -91,6 +97,7 @@ func New(events Events, max int) (*Watcher, error) {
 		byPath: map[string]int32{}, byWD: map[int32]string{}, buf: make([]byte, 64<<10)}
 	// Prime the poll state: the first poll reports the table as changed.
 	w.mountsChanged()
+	w.mounts, _ = ReadMounts()
 	return w, nil
 }
 
@@ -117,6 +124,37 @@ func (w *Watcher) mountsChanged() bool {
 	return true
 }
 
+// mountEvents logs a Mount event for every mount point that appeared or
+// went away since the last check (every one lost when the table cannot
+// be read). w.mu is held.
+func (w *Watcher) mountEvents() {
+	cur, err := ReadMounts()
+	if err != nil || w.mounts == nil {
+		w.mounts = cur
+		w.lost = w.gen
+		return
+	}
+	for _, m := range []struct{ a, b map[string]bool }{{cur, w.mounts}, {w.mounts, cur}} {
+		for k := range m.a {
+			if !m.b[k] {
+				w.logEvent(Event{Gen: w.gen, Dir: k[strings.IndexByte(k, ' ')+1:], Mask: Mount})
+			}
+		}
+	}
+	w.mounts = cur
+}
+
+// logEvent appends ev to the log, or marks everything lost when it is
+// full. w.mu is held.
+func (w *Watcher) logEvent(ev Event) {
+	if len(w.log) >= maxLog {
+		w.log = w.log[:0]
+		w.lost = w.gen
+		return
+	}
+	w.log = append(w.log, ev)
+}
+
 // Gen applies the pending events and returns the change generation.
 func (w *Watcher) Gen() uint64 {
 	w.mu.Lock()
@@ -134,7 +172,7 @@ func (w *Watcher) drain() {
 	}
 	if w.mountsChanged() {
 		w.gen++
-		w.lost = w.gen
+		w.mountEvents()
 	}
 	for {
 		n, err := unix.Read(w.ifd, w.buf)
@@ -159,16 +197,23 @@ func (w *Watcher) drain() {
 				name = name[:i]
 			}
 			b = b[unix.SizeofInotifyEvent+l:]
-			switch {
-			case mask&unix.IN_Q_OVERFLOW != 0:
+			if mask&unix.IN_Q_OVERFLOW != 0 {
 				w.lost = w.gen
-			case len(w.log) >= maxLog:
-				w.log = w.log[:0]
-				w.lost = w.gen
-			default:
-				w.log = append(w.log, Event{Gen: w.gen, Dir: w.byWD[wd], Name: string(name), Mask: mask})
+			} else {
+				w.logEvent(Event{Gen: w.gen, Dir: w.byWD[wd], Name: string(name), Mask: mask})
 			}
-			if mask&unix.IN_IGNORED != 0 {
+			switch {
+			case mask&(unix.IN_MOVE_SELF|unix.IN_DELETE_SELF) != 0:
+				// The watch follows the directory, not its name: a
+				// directory moved away would still be reported under the
+				// old name, and a new one made there would never be
+				// watched (Add finds the name taken). Drop the watches of
+				// the name and of every name below it; the next Add
+				// watches what the names hold then.
+				if p, ok := w.byWD[wd]; ok {
+					w.forget(p)
+				}
+			case mask&unix.IN_IGNORED != 0:
 				if p, ok := w.byWD[wd]; ok {
 					delete(w.byWD, wd)
 					if w.byPath[p] == wd {
@@ -181,9 +226,10 @@ func (w *Watcher) drain() {
 }
 
 // Since applies the pending events and returns those after generation
-// gen, and whether that is all that happened since (false: events were
-// lost, the queue overflowed, the mount table changed or the watcher is
-// closed). At most the last 1,024 events are kept.
+// gen — mount table changes included, as Mount events — and whether that
+// is all that happened since (false: events were lost, the queue
+// overflowed or the watcher is closed). At most the last 1,024 events are
+// kept.
 func (w *Watcher) Since(gen uint64) ([]Event, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -196,6 +242,28 @@ func (w *Watcher) Since(gen uint64) ([]Event, bool) {
 		i--
 	}
 	return slices.Clone(w.log[i:]), true
+}
+
+// forget removes the watches of dir and of every directory below it.
+// w.mu is held.
+func (w *Watcher) forget(dir string) {
+	drop := map[int32]bool{}
+	for p, wd := range w.byPath {
+		if p == dir || dir == "/" || strings.HasPrefix(p, dir+"/") {
+			drop[wd] = true
+		}
+	}
+	for p, wd := range w.byPath {
+		if drop[wd] {
+			delete(w.byPath, p)
+		}
+	}
+	for wd := range drop {
+		if wd >= 0 {
+			delete(w.byWD, wd)
+			unix.InotifyRmWatch(w.ifd, uint32(wd))
+		}
+	}
 }
 
 // Add watches dir (once; later calls cost a map lookup). An error means
@@ -260,6 +328,43 @@ func (w *Watcher) Close() error {
 		w.ifd, w.mountFD = -1, -1
 	}
 	return nil
+}
+
+// ReadMounts returns the "id mountpoint" pairs of this process's mount
+// table.
+func ReadMounts() (map[string]bool, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		out[string(f[0])+" "+unescapeMount(string(f[4]))] = true
+	}
+	return out, nil
+}
+
+// unescapeMount decodes the octal escapes (\040) of a mountinfo path.
+func unescapeMount(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }
 
 // FSKind classifies a file system by its magic number: whether inotify

@@ -107,3 +107,31 @@ func TestMountMovesGeneration(t *testing.T) {
 	defer unix.Unmount(dir, unix.MNT_DETACH)
 	assert.NotEqual(t, g, w.Gen())
 }
+
+// TestMovedAwayIsForgotten: a watch follows its directory, not the name;
+// when the directory (or one above it) is moved away and a new one is
+// made under the name, Add watches the new one — its changes move the
+// generation — and the moved one's changes are no longer reported under
+// the name.
+func TestMovedAwayIsForgotten(t *testing.T) {
+	base := t.TempDir()
+	d := filepath.Join(base, "d")
+	sub := filepath.Join(d, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	w := newWatcher(t, pathwatch.Names)
+	require.NoError(t, w.Add(d))
+	require.NoError(t, w.Add(sub))
+	require.NoError(t, os.Rename(d, filepath.Join(base, "old")))
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	w.Gen()
+	require.NoError(t, w.Add(d))
+	require.NoError(t, w.Add(sub))
+	g := w.Gen()
+	require.NoError(t, os.WriteFile(filepath.Join(sub, "new"), nil, 0o644))
+	g2 := w.Gen()
+	assert.NotEqual(t, g, g2, "the new directory under the name is watched")
+	require.NoError(t, os.WriteFile(filepath.Join(base, "old", "sub", "x"), nil, 0o644))
+	evs, ok := w.Since(g2)
+	require.True(t, ok)
+	assert.Empty(t, evs, "the moved-away directory is not watched under the name any more")
+}

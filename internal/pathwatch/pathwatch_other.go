@@ -42,3 +42,6 @@ type Event struct {
 
 // Since reports nothing known.
 func (w *Watcher) Since(uint64) ([]Event, bool) { return nil, false }
+
+// Mount marks the Event of a mount table change.
+const Mount uint32 = 1 << 31

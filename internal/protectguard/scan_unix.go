@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +84,11 @@ type state struct {
 	// gitDirs holds every git directory found (by content, see package
 	// gitdir), protected or not.
 	gitDirs map[string]bool
+	// pointers are the .git files and commondir files read, with their
+	// stat when read: what they say decides which git directories are
+	// walked, and a write through a hard link elsewhere or a mapping
+	// sends their directory no event (unchanged checks them).
+	pointers map[string]unix.Stat_t
 }
 
 // racyWindow is how recent a change time must be for a cached listing or
@@ -170,7 +176,7 @@ func (g *Guard) scan(ctx context.Context) (*state, error) {
 		}
 	}
 	sc := &scanner{
-		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}},
+		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}},
 		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
 		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
 		watched: w != nil,
@@ -198,6 +204,13 @@ func (g *Guard) inert(w *pathwatch.Watcher) bool {
 		return false
 	}
 	for _, ev := range evs {
+		if ev.Mask&pathwatch.Mount != 0 {
+			// A mount elsewhere (a container's) changes nothing here.
+			if abspath.WithinAny(ev.Dir, g.trees) || slices.ContainsFunc(g.trees, func(t string) bool { return abspath.Within(t, ev.Dir) }) {
+				return false
+			}
+			continue
+		}
 		if ev.Dir == "" || ev.Name == "" {
 			return false // a directory itself deleted or moved
 		}
@@ -234,9 +247,18 @@ func (g *Guard) inert(w *pathwatch.Watcher) bool {
 }
 
 // unchanged reports whether every entry still has the type, mode, owner,
-// size, inode and times recorded: inotify does not report writes through
-// a shared memory mapping, which update the times.
+// size, inode and times recorded, and every pointer file read its stat:
+// inotify does not report writes through a shared memory mapping, nor
+// writes through a hard link in a directory not watched, which update
+// the times.
 func (st *state) unchanged() bool {
+	for p, was := range st.pointers {
+		var cur unix.Stat_t
+		if unix.Lstat(p, &cur) != nil || cur.Ino != was.Ino || cur.Dev != was.Dev || cur.Size != was.Size ||
+			cur.Mtim != was.Mtim || cur.Ctim != was.Ctim || cur.Mode != was.Mode {
+			return false
+		}
+	}
 	for p, e := range st.entries {
 		var cur unix.Stat_t
 		if unix.Lstat(p, &cur) != nil {
@@ -306,6 +328,10 @@ func (sc *scanner) pointer(base, file, prefix string) {
 		return
 	}
 	f := os.NewFile(uintptr(fd), file)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		sc.st.pointers[file] = st
+	}
 	data, _ := io.ReadAll(io.LimitReader(f, 4096))
 	f.Close()
 	line, _, _ := strings.Cut(string(data), "\n")

@@ -183,40 +183,7 @@ func (c *Cache) mountsChanged() {
 }
 
 // readMounts returns the "id mountpoint" pairs of the mount table.
-func readMounts() (map[string]bool, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]bool{}
-	for line := range bytes.Lines(b) {
-		f := bytes.Fields(line)
-		if len(f) < 5 {
-			continue
-		}
-		out[string(f[0])+" "+unescapeMount(string(f[4]))] = true
-	}
-	return out, nil
-}
-
-// unescapeMount decodes the octal escapes (\040) of a mountinfo path.
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
+func readMounts() (map[string]bool, error) { return pathwatch.ReadMounts() }
 
 // drain reads and applies every queued event.
 func (c *Cache) drain() {
