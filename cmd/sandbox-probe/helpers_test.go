@@ -175,3 +175,28 @@ func TestAccessNames(t *testing.T) {
 type stringer string
 
 func (s stringer) String() string { return string(s) }
+
+// TestTrees: --tree sizes parse (a k suffix, nm:N) and bad ones are
+// usage errors naming the value; a generated tree holds what its row
+// says: the files, and the ones the secrets policy denies.
+func TestTrees(t *testing.T) {
+	got, err := parseTrees([]string{"1k", "250", "nm:2k"})
+	require.NoError(t, err)
+	assert.Equal(t, []treeSpec{{Files: 1000}, {Files: 250}, {Masked: 2000}}, got)
+	for _, bad := range []string{"", "x", "0", "-5", "3000k", "nm:"} {
+		_, err := parseTrees([]string{bad})
+		assert.ErrorContains(t, err, "--tree", "%q", bad)
+	}
+	dir := t.TempDir()
+	require.NoError(t, makeTree(dir, treeSpec{Files: 1050}))
+	files, masked, err := countTree(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 1050+2*3, files, "1,050 files in 11 directories, the first and the eleventh with three secrets each")
+	assert.Equal(t, 2*3, masked)
+	dir = t.TempDir()
+	require.NoError(t, makeTree(dir, treeSpec{Masked: 12}))
+	files, masked, err = countTree(dir)
+	require.NoError(t, err)
+	assert.Equal(t, 12, masked)
+	assert.Equal(t, 12+3*5, files, "three packages of five ordinary files")
+}

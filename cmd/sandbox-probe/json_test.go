@@ -263,6 +263,7 @@ func TestJSONSchema(t *testing.T) {
 		{name: "explain-batch", block: "explain-batch", stdin: batch, lines: true, args: append([]string{"explain", "--batch"}, ws...)},
 		{name: "run", block: "run", args: append(append([]string{"run", "--json", "--backend", "local", "--yes"}, ws...), "--", "ls ~/docs")},
 		{name: "bench", block: "bench", args: []string{"bench", "--json", "--backend", "local", "-n", "2", "--warmup", "0"}},
+		{name: "bench-tree", block: "bench-tree", args: []string{"bench", "--json", "--backend", "local", "-n", "2", "--warmup", "0", "--tree", "150,nm:7"}},
 	}
 	for _, b := range renderers {
 		runs = append(runs,

@@ -234,8 +234,9 @@
 // utimes and extended attributes are closed with mounts instead: each
 // command starts in a mount namespace of its own (cordon_spawn in C, or
 // the helper on its locked thread) in which every mount is made private,
-// each top writable grant of the ruleset is bound onto itself with
-// MS_REC (so it and the mounts below it stay writable), and every other
+// each top writable region is bound onto itself with MS_REC (so it and
+// the mounts below it stay writable), each denied path inside a region
+// is bound onto itself and remounted read-only, and every other
 // mount point of /proc/self/mountinfo — read with moby/sys/mountinfo,
 // which decodes its escapes — is remounted MS_BIND|MS_RDONLY with its
 // nosuid, nodev, noexec and atime flags kept. A bind remount changes the
@@ -246,6 +247,38 @@
 // vanished (ENOENT, EINVAL) or that this user cannot walk to (EACCES, and
 // so neither can the command) is skipped. Everything else failing fails the start: never silently
 // weaker. The working directory is entered after the mounts.
+//
+// The regions are the profile's write grants, not the ruleset's rules:
+// Landlock cannot deny one file inside a granted directory, so the
+// ruleset grants each sibling of a denied file a rule of its own, and
+// binding each of those (tens of thousands in a large tree with secrets
+// scattered through it) cost a mount each per command. A directory of
+// nothing but denied files is one mask. The metadata this leaves
+// changeable that the earlier plan did not is that of the split
+// directories themselves (the write grant covers them; only their masked
+// entries are denied) and of entries the host creates in them after the
+// profile was derived (their content stays out of reach: no rule names
+// them).
+//
+// With cgo the namespace is made once per ruleset and kept: a holder
+// process builds it and exits, descriptors of its mount (and user)
+// namespace keep it, and each command's child joins it with setns
+// instead of making mounts (keptns_linux.go). It is made again when a
+// mount appears or goes away where a rule reaches (pathwatch polls the
+// mount table; a container's mounts elsewhere do not count) and when a
+// denied path inside a region is renamed over, removed or made again on
+// the host — the kernel detaches the mounts on a replaced name in every
+// namespace, so its mask would be gone. Commands cannot change the shared
+// namespace: they hold no capabilities in it. Without cgo each command
+// still makes its own.
+//
+// What the executor computes before each command is change-driven as
+// well: the ruleset key (each rule path's inode) is computed again only
+// after a directory on the way to a rule changed (pathwatch), and the
+// protected-path guard skips its walks when nothing it records changed
+// (package protectguard). The derivation itself still runs per command
+// (cached mask search and listings).
+
 //
 // As root (CAP_SYS_ADMIN) unshare(CLONE_NEWNS) is enough. Another user
 // gets a user namespace that maps only its uid and gid to themselves
