@@ -278,7 +278,7 @@
 // protected-path guard skips its walks when nothing it records changed
 // (package protectguard). The derivation itself still runs per command
 // (cached mask search and listings).
-
+//
 // As root (CAP_SYS_ADMIN) unshare(CLONE_NEWNS) is enough. Another user
 // gets a user namespace that maps only its uid and gid to themselves
 // (setgroups denied), in which it holds the capabilities for the mounts
