@@ -600,7 +600,8 @@ func (pl *plan) keyUnaffected(w *pathwatch.Watcher) bool {
 
 // key identifies the ruleset a plan needs: the ruleset's rights and
 // rules — each path with the inode it names now, so a path replaced since
-// gets a new ruleset — and the filter.
+// gets a new ruleset —, the filter, and the mount namespace's regions and
+// masks.
 func (pl *plan) key() string {
 	rs := pl.ruleset
 	h := sha256.New()
@@ -631,6 +632,18 @@ func (pl *plan) key() string {
 	}
 	for _, n := range rs.Net {
 		b = fmt.Appendf(b, "port %d %d\n", n.Port, n.Access)
+	}
+	// The mount namespace's regions and masks: a denied file gets no
+	// rule, so a new one beside another changes only these.
+	for _, l := range [][]string{pl.mountTops, {"masks"}, pl.mountMasks} {
+		for _, p := range l {
+			b = strconv.AppendQuote(b, p)
+			b = append(b, '\n')
+			if len(b) > 4096 {
+				h.Write(b)
+				b = b[:0]
+			}
+		}
 	}
 	h.Write(b)
 	return hex.EncodeToString(h.Sum(nil))

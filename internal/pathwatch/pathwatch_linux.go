@@ -46,15 +46,18 @@ type Watcher struct {
 	ifd     int
 	mountFD int
 	byPath  map[string]int32
-	byWD    map[int32]string
-	gen     uint64
-	buf     []byte
+	// byWD holds every name of a watched directory: one reachable
+	// under two names (a bind mount) has one watch, and its events are
+	// reported under each name.
+	byWD map[int32][]string
+	gen  uint64
+	buf  []byte
 	// log holds the last events, oldest first; every event before
 	// lost (a generation) is gone, or was not one (a lost queue, a mount).
 	log  []Event
 	lost uint64
-	// mounts is the mount table at the last check.
-	mounts map[string]bool
+	// mounts is the mount table at the last check (readMountLines).
+	mounts map[string]string
 }
 
 // Event is one change a watch reported, at generation Gen: Name in Dir
@@ -94,10 +97,10 @@ func New(events Events, max int) (*Watcher, error) {
 		return nil, fmt.Errorf("pathwatch: inotify: %w", err)
 	}
 	w := &Watcher{events: events, max: max, ifd: ifd, mountFD: mfd,
-		byPath: map[string]int32{}, byWD: map[int32]string{}, buf: make([]byte, 64<<10)}
+		byPath: map[string]int32{}, byWD: map[int32][]string{}, buf: make([]byte, 64<<10)}
 	// Prime the poll state: the first poll reports the table as changed.
 	w.mountsChanged()
-	w.mounts, _ = ReadMounts()
+	w.mounts, _ = readMountLines()
 	return w, nil
 }
 
@@ -128,20 +131,39 @@ func (w *Watcher) mountsChanged() bool {
 // went away since the last check (every one lost when the table cannot
 // be read). w.mu is held.
 func (w *Watcher) mountEvents() {
-	cur, err := ReadMounts()
+	cur, err := readMountLines()
 	if err != nil || w.mounts == nil {
 		w.mounts = cur
 		w.lost = w.gen
 		return
 	}
-	for _, m := range []struct{ a, b map[string]bool }{{cur, w.mounts}, {w.mounts, cur}} {
-		for k := range m.a {
-			if !m.b[k] {
-				w.logEvent(Event{Gen: w.gen, Dir: k[strings.IndexByte(k, ' ')+1:], Mask: Mount})
+	for _, m := range []struct{ a, b map[string]string }{{cur, w.mounts}, {w.mounts, cur}} {
+		for line, mp := range m.a {
+			if _, ok := m.b[line]; !ok {
+				w.logEvent(Event{Gen: w.gen, Dir: mp, Mask: Mount})
 			}
 		}
 	}
 	w.mounts = cur
+}
+
+// readMountLines returns the lines of this process's mount table with
+// each line's mount point: a line changes when a mount appears, goes away
+// or changes its options (a bind remounted read-only, nosuid, ...).
+func readMountLines() (map[string]string, error) {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	for line := range bytes.Lines(b) {
+		f := bytes.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		out[string(line)] = unescapeMount(string(f[4]))
+	}
+	return out, nil
 }
 
 // logEvent appends ev to the log, or marks everything lost when it is
@@ -197,10 +219,16 @@ func (w *Watcher) drain() {
 				name = name[:i]
 			}
 			b = b[unix.SizeofInotifyEvent+l:]
-			if mask&unix.IN_Q_OVERFLOW != 0 {
+			names := w.byWD[wd]
+			switch {
+			case mask&unix.IN_Q_OVERFLOW != 0:
 				w.lost = w.gen
-			} else {
-				w.logEvent(Event{Gen: w.gen, Dir: w.byWD[wd], Name: string(name), Mask: mask})
+			case len(names) == 0:
+				w.logEvent(Event{Gen: w.gen, Name: string(name), Mask: mask})
+			default:
+				for _, d := range names {
+					w.logEvent(Event{Gen: w.gen, Dir: d, Name: string(name), Mask: mask})
+				}
 			}
 			switch {
 			case mask&(unix.IN_MOVE_SELF|unix.IN_DELETE_SELF) != 0:
@@ -208,16 +236,16 @@ func (w *Watcher) drain() {
 				// directory moved away would still be reported under the
 				// old name, and a new one made there would never be
 				// watched (Add finds the name taken). Drop the watches of
-				// the name and of every name below it; the next Add
+				// the names and of every name below them; the next Add
 				// watches what the names hold then.
-				if p, ok := w.byWD[wd]; ok {
-					w.forget(p)
+				for _, d := range names {
+					w.forget(d)
 				}
 			case mask&unix.IN_IGNORED != 0:
-				if p, ok := w.byWD[wd]; ok {
-					delete(w.byWD, wd)
-					if w.byPath[p] == wd {
-						delete(w.byPath, p)
+				delete(w.byWD, wd)
+				for _, d := range names {
+					if w.byPath[d] == wd {
+						delete(w.byPath, d)
 					}
 				}
 			}
@@ -301,13 +329,9 @@ func (w *Watcher) Add(dir string) error {
 		return &os.PathError{Op: "inotify_add_watch", Path: dir, Err: err}
 	}
 	wd := int32(iwd)
-	if old, ok := w.byWD[wd]; ok && old != dir {
-		// The same directory under another name (a bind mount): one
-		// watch serves both; keep the first name.
-		w.byPath[dir] = wd
-		return nil
-	}
-	w.byPath[dir], w.byWD[wd] = wd, dir
+	// The same directory under another name (a bind mount) gets the same
+	// watch: its events are reported under every name.
+	w.byPath[dir], w.byWD[wd] = wd, append(w.byWD[wd], dir)
 	return nil
 }
 
