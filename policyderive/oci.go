@@ -51,6 +51,7 @@ func OCIMounts(pr *Profile, opts OCIOptions) ([]specs.Mount, *Fidelity) {
 	for _, l := range pr.Links {
 		resolved[l.Path] = l.Resolved
 	}
+	at := map[string]int{} // index in ms by destination
 	for _, op := range ops {
 		var m specs.Mount
 		switch op.kind {
@@ -65,12 +66,15 @@ func OCIMounts(pr *Profile, opts OCIOptions) ([]specs.Mount, *Fidelity) {
 		case mountMaskFile:
 			m = bind("/dev/null", op.path, true)
 		}
-		// One mount per destination: the later one wins, as it would shadow.
-		if i := slices.IndexFunc(ms, func(x specs.Mount) bool { return x.Destination == m.Destination }); i >= 0 {
-			ms = slices.Delete(ms, i, i+1)
+		// One mount per destination: the later one wins, as it would
+		// shadow (it takes the earlier one's place in the order later).
+		if i, ok := at[m.Destination]; ok {
+			ms[i].Destination = "" // dropped below
 		}
+		at[m.Destination] = len(ms)
 		ms = append(ms, m)
 	}
+	ms = slices.DeleteFunc(ms, func(x specs.Mount) bool { return x.Destination == "" })
 	grantElements(f, pr, true)
 	mountElements(f, pr)
 	f.add(Element{Class: Exact, Subject: "hidden directories", Control: ControlFSWrite, Detail: "empty tmpfs with mode 0555: without capabilities nothing can be created in them, and anything created there after a chmod by its owner stays in the tmpfs"})

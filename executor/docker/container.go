@@ -114,7 +114,22 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 	for _, m := range pr.Placeholders() {
 		placeholders[m.Path] = m
 	}
+	// last maps each target to the index of its last mount so far, for
+	// the enclosing mount of each target by ancestor lookup (thousands of
+	// masks in a node_modules of certificates).
+	last := map[string]int{}
 	for i, m := range dms {
+		encl := -1
+		for a := abspath.Parent(m.Target); ; a = abspath.Parent(a) {
+			if j, ok := last[a]; ok && a != m.Target {
+				encl = j
+				break
+			}
+			if a == "/" {
+				break
+			}
+		}
+		last[m.Target] = i
 		if ph, ok := placeholders[m.Target]; ok && m.Type == mount.TypeTmpfs {
 			sp.placeholders = append(sp.placeholders, ph)
 			continue
@@ -128,7 +143,7 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 				continue
 			}
 		}
-		if encl := enclosing(dms[:i], m.Target); encl >= 0 && dms[encl].Type == mount.TypeBind {
+		if encl >= 0 && dms[encl].Type == mount.TypeBind {
 			if _, err := os.Lstat(m.Target); errors.Is(err, fs.ErrNotExist) {
 				sp.vanished = append(sp.vanished, i)
 			}
@@ -154,17 +169,6 @@ func (x *Executor) withoutVanished(sp *spec, pr *policyderive.Profile) *spec {
 	q.vanished = nil
 	q.key = mountKey(q.mounts, q.network)
 	return &q
-}
-
-// enclosing returns the index of the last mount in ms whose target
-// contains p strictly (mounts are ordered by depth), or -1.
-func enclosing(ms []mount.Mount, p string) int {
-	for i := len(ms) - 1; i >= 0; i-- {
-		if abspath.Below(p, ms[i].Target) {
-			return i
-		}
-	}
-	return -1
 }
 
 // mountKey is a digest of everything a container's mounts and network
