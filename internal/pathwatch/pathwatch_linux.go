@@ -210,24 +210,16 @@ func (w *Watcher) drain() {
 			return
 		}
 		w.gen++
-		for b := w.buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
-			wd := int32(binary.NativeEndian.Uint32(b[0:]))
-			mask := binary.NativeEndian.Uint32(b[4:])
-			l := int(binary.NativeEndian.Uint32(b[12:]))
-			name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+l]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[unix.SizeofInotifyEvent+l:]
+		EachEvent(w.buf[:n], func(wd int32, mask uint32, name string) {
 			names := w.byWD[wd]
 			switch {
 			case mask&unix.IN_Q_OVERFLOW != 0:
 				w.lost = w.gen
 			case len(names) == 0:
-				w.logEvent(Event{Gen: w.gen, Name: string(name), Mask: mask})
+				w.logEvent(Event{Gen: w.gen, Name: name, Mask: mask})
 			default:
 				for _, d := range names {
-					w.logEvent(Event{Gen: w.gen, Dir: d, Name: string(name), Mask: mask})
+					w.logEvent(Event{Gen: w.gen, Dir: d, Name: name, Mask: mask})
 				}
 			}
 			switch {
@@ -249,7 +241,27 @@ func (w *Watcher) drain() {
 					}
 				}
 			}
+		})
+	}
+}
+
+// EachEvent calls f for each inotify event in b, a buffer read from an
+// inotify descriptor: its watch, mask and name (empty for the watched
+// directory itself).
+func EachEvent(b []byte, f func(wd int32, mask uint32, name string)) {
+	for len(b) >= unix.SizeofInotifyEvent {
+		wd := int32(binary.NativeEndian.Uint32(b[0:]))
+		mask := binary.NativeEndian.Uint32(b[4:])
+		l := int(binary.NativeEndian.Uint32(b[12:]))
+		if unix.SizeofInotifyEvent+l > len(b) {
+			return
 		}
+		name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+l]
+		if i := bytes.IndexByte(name, 0); i >= 0 {
+			name = name[:i]
+		}
+		b = b[unix.SizeofInotifyEvent+l:]
+		f(wd, mask, string(name))
 	}
 }
 

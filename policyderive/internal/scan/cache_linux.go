@@ -3,7 +3,6 @@
 package scan
 
 import (
-	"bytes"
 	"encoding/binary"
 	"os"
 	"strconv"
@@ -201,17 +200,7 @@ func (c *Cache) drain() {
 			c.overflow()
 			return
 		}
-		for b := p.buf[:n]; len(b) >= unix.SizeofInotifyEvent; {
-			wd := int32(binary.NativeEndian.Uint32(b[0:]))
-			mask := binary.NativeEndian.Uint32(b[4:])
-			l := int(binary.NativeEndian.Uint32(b[12:]))
-			name := b[unix.SizeofInotifyEvent : unix.SizeofInotifyEvent+l]
-			if i := bytes.IndexByte(name, 0); i >= 0 {
-				name = name[:i]
-			}
-			b = b[unix.SizeofInotifyEvent+l:]
-			c.apply(wd, mask, string(name))
-		}
+		pathwatch.EachEvent(p.buf[:n], c.apply)
 	}
 }
 
