@@ -16,9 +16,19 @@ import (
 // sink is a loopback server that discards what it reads and, for
 // latency runs, answers one byte per connection.
 func sink(b *testing.B) string {
+	return loopbackServer(b, func(c net.Conn) {
+		_, _ = c.Write([]byte{'!'})
+		_, _ = io.Copy(io.Discard, c)
+	})
+}
+
+// loopbackServer serves each connection to a new listener on 127.0.0.1
+// with handle (which need not close it) until the test ends, and returns
+// the listener's address.
+func loopbackServer(tb testing.TB, handle func(net.Conn)) string {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	b.Cleanup(func() { l.Close() })
+	require.NoError(tb, err)
+	tb.Cleanup(func() { l.Close() })
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -27,8 +37,7 @@ func sink(b *testing.B) string {
 			}
 			go func() {
 				defer c.Close()
-				_, _ = c.Write([]byte{'!'})
-				_, _ = io.Copy(io.Discard, c)
+				handle(c)
 			}()
 		}
 	}()

@@ -458,24 +458,12 @@ type byteSink struct {
 
 func newSink(t *testing.T) *byteSink {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	t.Cleanup(func() { l.Close() })
-	s := &byteSink{addr: netip.MustParseAddrPort(l.Addr().String()), got: make(chan []byte, 100)}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
-				b, _ := io.ReadAll(c)
-				s.got <- b
-			}()
-		}
-	}()
+	s := &byteSink{got: make(chan []byte, 100)}
+	s.addr = netip.MustParseAddrPort(loopbackServer(t, func(c net.Conn) {
+		_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		b, _ := io.ReadAll(c)
+		s.got <- b
+	}))
 	return s
 }
 
