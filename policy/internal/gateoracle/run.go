@@ -109,12 +109,23 @@ func Run(ctx context.Context, f *Fixture, sh Shell, cmd string) (*Trace, error) 
 	args = append(args, "-c", cmd)
 	ctx, cancel := context.WithTimeout(ctx, runTimeout)
 	defer cancel()
-	c := exec.CommandContext(ctx, "strace", args...)
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
 	var out bytes.Buffer
-	c.Stdout, c.Stderr = &out, &out
-	runErr := c.Run()
+	var runErr error
+	for attempt := 0; ; attempt++ {
+		c := exec.CommandContext(ctx, "strace", args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+		out.Reset()
+		c.Stdout, c.Stderr = &out, &out
+		runErr = c.Run()
+		// bwrap binds the host's / recursively and remounts each mount
+		// below it read-only; a mount that goes away meanwhile (a
+		// container's overlay, from tests running beside these) fails
+		// its setup before the shell runs anything. Run it again.
+		if runErr == nil || attempt == 4 || ctx.Err() != nil || !bytes.HasPrefix(out.Bytes(), []byte("bwrap: Can't bind mount /oldroot/")) {
+			break
+		}
+	}
 	tr := &Trace{Shell: sh.Name, Command: cmd, Err: runErr, before: before}
 	if b := out.Bytes(); len(b) > 4096 {
 		tr.Output = string(b[:4096]) + "..."
