@@ -114,19 +114,18 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 	for _, m := range pr.Placeholders() {
 		placeholders[m.Path] = m
 	}
-	// last maps each target to the index of its last mount so far, for
-	// the enclosing mount of each target by ancestor lookup (thousands of
-	// masks in a node_modules of certificates).
+	// last maps each target to the index of its last mount so far; the
+	// enclosing mount of a target is the last of those at its ancestors
+	// (the one mounted over the others), found by looking each ancestor
+	// up rather than by scanning every mount (thousands of masks in a
+	// node_modules of certificates).
 	last := map[string]int{}
 	for i, m := range dms {
 		encl := -1
-		for a := abspath.Parent(m.Target); ; a = abspath.Parent(a) {
-			if j, ok := last[a]; ok && a != m.Target {
+		for a := m.Target; a != "/"; {
+			a = abspath.Parent(a)
+			if j, ok := last[a]; ok && j > encl {
 				encl = j
-				break
-			}
-			if a == "/" {
-				break
 			}
 		}
 		last[m.Target] = i

@@ -61,7 +61,11 @@ func (x *Executor) keptNamespace(rs *ruleset) *keptNS {
 	rs.keptMu.Lock()
 	defer rs.keptMu.Unlock()
 	if rs.kept != nil {
-		if !rs.keptCurrent(x.names) {
+		// Checked up to g from now on: the events after the namespace
+		// was made are not looked at again at every command.
+		if g := x.names.Gen(); rs.keptCurrent(x.names) {
+			rs.kept.gen = g
+		} else {
 			rs.kept.close()
 			rs.kept = nil
 		}
@@ -120,15 +124,13 @@ func (rs *ruleset) keptCurrent(w *pathwatch.Watcher) bool {
 			}
 			continue
 		}
-		if rs.reach[ev.Dir] {
+		if rs.plan.reaches(ev.Dir) {
 			return false // a rule's path or a directory above one
 		}
-		for a := ev.Dir; ; a = abspath.Parent(a) {
-			if rs.rules[a] {
-				return false
-			}
-			if a == "/" {
-				break
+		for a := ev.Dir; a != "/"; {
+			a = abspath.Parent(a)
+			if rs.plan.rulePaths[a] {
+				return false // below a rule's path
 			}
 		}
 	}

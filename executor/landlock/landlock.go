@@ -562,21 +562,12 @@ func (x *Executor) rulesetKey(pl *plan) string {
 	}
 	// Watch first, then stat: a change after Gen is seen next time.
 	ok := true
-	rel, dirs := map[string]bool{}, map[string]bool{}
-	for _, r := range pl.ruleset.FS {
-		rel[r.Path] = true
-		for d := abspath.Parent(r.Path); !dirs[d]; d = abspath.Parent(d) {
-			dirs[d], rel[d] = true, true
-			if err := x.names.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				x.log.Debug("landlock: ruleset key: a directory cannot be watched; computed before every command", "err", err)
-				ok = false
-			}
-			if d == "/" {
-				break
-			}
+	for d := range pl.above {
+		if err := x.names.Add(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			x.log.Debug("landlock: ruleset key: a directory cannot be watched; computed before every command", "err", err)
+			ok = false
 		}
 	}
-	pl.krel = rel
 	pl.kval, pl.kgen, pl.kok = pl.key(), g, ok
 	return pl.kval
 }
@@ -591,12 +582,15 @@ func (pl *plan) keyUnaffected(w *pathwatch.Watcher) bool {
 		return false
 	}
 	for _, ev := range evs {
-		if ev.Dir == "" || pl.krel[abspath.Join(ev.Dir, ev.Name)] {
+		if ev.Dir == "" || pl.reaches(abspath.Join(ev.Dir, ev.Name)) {
 			return false
 		}
 	}
 	return true
 }
+
+// reaches reports whether p is a rule's path or a directory above one.
+func (pl *plan) reaches(p string) bool { return pl.rulePaths[p] || pl.above[p] }
 
 // key identifies the ruleset a plan needs: the ruleset's rights and
 // rules — each path with the inode it names now, so a path replaced since

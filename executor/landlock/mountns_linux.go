@@ -260,7 +260,7 @@ func mountRegions(pr *policyderive.Profile, rs *policyderive.LandlockRuleset) (t
 	for _, t := range tops {
 		topSet[t] = true
 	}
-	// within reports whether p lies strictly inside a top and outside
+	// inside reports whether p lies strictly inside a top and outside
 	// every writable rule.
 	inside := func(p string) bool {
 		for a := p; ; a = abspath.Parent(a) {

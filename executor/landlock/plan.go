@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -102,8 +103,9 @@ type plan struct {
 	kval string
 	kgen uint64
 	kok  bool
-	// krel holds the rules' paths and every directory above them.
-	krel map[string]bool
+	// rulePaths holds the rules' paths, above every directory above one
+	// (reaches): what the ruleset key and the kept namespace depend on.
+	rulePaths, above map[string]bool
 	// mountTops and mountMasks are the mount namespace's writable
 	// regions and the read-only masks inside them (mountRegions), before
 	// newRuleset drops what does not exist.
@@ -307,6 +309,16 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(errors.New(f.netnsWhy+netChildWhy(f))))
 	}
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
+	pl.rulePaths, pl.above = map[string]bool{}, map[string]bool{}
+	for _, r := range rs.FS {
+		pl.rulePaths[r.Path] = true
+		for d := abspath.Parent(r.Path); !pl.above[d]; d = abspath.Parent(d) {
+			pl.above[d] = true
+			if d == "/" {
+				break
+			}
+		}
+	}
 	if f.mounts != mountsNone {
 		pl.mountTops, pl.mountMasks = mountRegions(pr, rs)
 	}

@@ -24,10 +24,11 @@ type ruleset struct {
 	// ruleset (cgo start path; see keptNamespace), nil until made.
 	keptMu sync.Mutex
 	kept   *keptNS
-	// rules holds the rules' paths, reach those and every directory above
-	// them, maskReach the masks and every directory above them
+	// plan is the plan the ruleset was built for (its rules' reach),
+	// maskReach holds the masks and every directory above them
 	// (keptCurrent).
-	rules, reach, maskReach map[string]bool
+	plan      *plan
+	maskReach map[string]bool
 }
 
 func (r *ruleset) fd() int {

@@ -213,6 +213,13 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 		int netfd = mnt != NULL ? mnt->net_fd : -1;
 		if (netfd >= 0 && netfd < nfds && (netfd = fcntl(netfd, F_DUPFD_CLOEXEC, nfds)) < 0)
 			cordon_child_fail(ep, CORDON_DUP);
+		// The kept namespace's descriptors, likewise moved out of the
+		// way of the dup2 below.
+		int nsmnt = mnt != NULL ? mnt->ns_mnt : -1, nsuser = mnt != NULL ? mnt->ns_user : -1;
+		if (nsmnt >= 0 && nsmnt < nfds && (nsmnt = fcntl(nsmnt, F_DUPFD_CLOEXEC, nfds)) < 0)
+			cordon_child_fail(ep, CORDON_DUP);
+		if (nsuser >= 0 && nsuser < nfds && (nsuser = fcntl(nsuser, F_DUPFD_CLOEXEC, nfds)) < 0)
+			cordon_child_fail(ep, CORDON_DUP);
 		for (int i = 0; i < nfds; i++)
 			if (fds[i] < nfds && fds[i] != i && (fds[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, nfds)) < 0)
 				cordon_child_fail(ep, CORDON_DUP);
@@ -238,11 +245,11 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			// After the descriptors (opened in the parent's namespace,
 			// unaffected) and before chdir, so the working directory
 			// is looked up on the new mounts.
-			if (mnt->ns_mnt >= 0) {
+			if (nsmnt >= 0) {
 				// A kept namespace (keptns_linux.go): join it.
-				if (mnt->ns_user >= 0 && setns(mnt->ns_user, CLONE_NEWUSER) != 0)
+				if (nsuser >= 0 && setns(nsuser, CLONE_NEWUSER) != 0)
 					cordon_child_fail(ep, CORDON_SETNS);
-				if (setns(mnt->ns_mnt, CLONE_NEWNS) != 0)
+				if (setns(nsmnt, CLONE_NEWNS) != 0)
 					cordon_child_fail(ep, CORDON_SETNS);
 				if (netfd >= 0 && unshare(CLONE_NEWNET) != 0)
 					cordon_child_fail(ep, CORDON_UNSHARE);

@@ -74,19 +74,10 @@ func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
 	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts}
 	if pl.mounts != mountsNone {
 		out.writable, out.masks = existingRegions(pl.mountTops, pl.mountMasks)
-		out.rules, out.reach, out.maskReach = map[string]bool{}, map[string]bool{}, map[string]bool{}
+		out.plan, out.maskReach = pl, map[string]bool{}
 		for _, m := range out.masks {
 			for a := m; !out.maskReach[a]; a = abspath.Parent(a) {
 				out.maskReach[a] = true
-				if a == "/" {
-					break
-				}
-			}
-		}
-		for _, r := range pl.ruleset.FS {
-			out.rules[r.Path] = true
-			for a := r.Path; !out.reach[a]; a = abspath.Parent(a) {
-				out.reach[a] = true
 				if a == "/" {
 					break
 				}

@@ -8,7 +8,13 @@
 // adds the directories its value depends on, computes the value (after
 // the watches exist, so nothing that happens after the read is missed),
 // and keeps it with the generation read: the value is current while Gen
-// returns that generation.
+// returns that generation. Since returns the events after a generation
+// (mount table changes among them, as Mount events naming the mount
+// point), so a caller whose value depends on only some names can keep it
+// across changes elsewhere; a directory reachable under several names (a
+// bind mount) has one watch, and its events are reported under each name.
+// A directory moved or deleted loses its watch and those below it: the
+// watch would follow the directory, not the name.
 //
 // What bumps the generation: every event of a watched directory the
 // Events select (entries created, deleted or renamed, a directory itself

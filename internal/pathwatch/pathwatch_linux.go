@@ -347,13 +347,6 @@ func (w *Watcher) Add(dir string) error {
 	return nil
 }
 
-// Len returns the number of directories watched.
-func (w *Watcher) Len() int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.byPath)
-}
-
 // Close releases the inotify instance; Gen then changes at every call.
 func (w *Watcher) Close() error {
 	w.mu.Lock()

@@ -26,9 +26,6 @@ func (w *Watcher) Gen() uint64 { return 0 }
 // Add fails: there is no watcher.
 func (w *Watcher) Add(string) error { return errors.ErrUnsupported }
 
-// Len is 0.
-func (w *Watcher) Len() int { return 0 }
-
 // Close does nothing.
 func (w *Watcher) Close() error { return nil }
 

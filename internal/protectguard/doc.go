@@ -90,9 +90,15 @@
 // and every recorded protected entry still has its type, mode, owner,
 // inode, size and times — returns the last walk's state without walking:
 // the cost of a command that changed nothing is flat in the size of the
-// trees. The stat of the recorded entries catches writes through shared
-// memory mappings, which send no event. Any change anywhere in the trees
-// makes the next scan a whole walk (with the listing and hash caches
-// above); a directory that cannot be watched (the watch limit, a network
-// file system) makes every scan walk, as without a watcher.
+// trees. The stat of the recorded entries, and of the .git and commondir
+// pointer files read, catches writes through shared memory mappings and
+// through hard links in directories no walk lists, which send the
+// watched directories no event. Events that leave the last walk's state
+// as it was cost no walk either: a name absent then and now (a temporary
+// file, a mount backend's placeholder made and removed around each
+// command), an ordinary unprotected file's content, a mount outside the
+// trees. Any other change makes the next scan a whole walk (with the
+// listing and hash caches above); a directory that cannot be watched (the
+// watch limit, a network file system) makes every scan walk, as without a
+// watcher.
 package protectguard
