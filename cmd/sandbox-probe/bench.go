@@ -190,14 +190,14 @@ func (a *app) measure(ctx context.Context, o *benchOptions, list []*backend, ws 
 			continue
 		}
 		b, _ := lookupBackend(av.Name)
-		x, err := b.newExecutor(bo)
+		x, err := b.New(bo)
 		if err != nil {
 			return nil, 0, setupError(fmt.Errorf("bench: %w", err))
 		}
 		defer closeExecutor(x)
 		req := &executor.Request{Command: "true", Dir: ws.root, Env: env, Timeout: 5 * time.Minute,
 			Policy: ws.policy, Root: ws.root, Home: ws.home}
-		runners = append(runners, &benchRunner{name: b.name, run: func(ctx context.Context) error {
+		runners = append(runners, &benchRunner{name: b.Name, run: func(ctx context.Context) error {
 			res, err := x.Run(ctx, req)
 			if err != nil {
 				return err

@@ -192,7 +192,7 @@ func dockerCheck(rep *DetectReport) Check {
 	}
 	if !av.Available {
 		c.Status, c.Summary, c.Reason, c.Fix = statusUnavailable, "not usable", av.Reason, av.Fix
-		if s := dockerUnavailable(av.err); s != "" {
+		if s := dockerUnavailable(av.Err); s != "" {
 			c.Summary = s
 		}
 		return c
@@ -205,7 +205,7 @@ func dockerCheck(rep *DetectReport) Check {
 // backendMissing reports whether the named backend is not built in.
 func backendMissing(name string) bool {
 	b, err := lookupBackend(name)
-	return err != nil || b.newExecutor == nil
+	return err != nil || b.New == nil
 }
 
 // sandboxExecPath is the only sandbox-exec cordon uses (never one on PATH).

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/cordon-sandbox/cordon/internal/backends"
 	"github.com/cordon-sandbox/cordon/workspace"
 )
 
@@ -120,7 +121,7 @@ func TestParseBackends(t *testing.T) {
 	require.NoError(t, err)
 	var names []string
 	for _, b := range list {
-		names = append(names, b.name)
+		names = append(names, b.Name)
 	}
 	assert.Equal(t, []string{"bwrap", "local", "landlock"}, names)
 
@@ -140,17 +141,17 @@ func TestParseBackends(t *testing.T) {
 // names are unique.
 func TestBackendTable(t *testing.T) {
 	seen := map[string]bool{}
-	for _, b := range backends {
-		assert.False(t, seen[b.name], "duplicate %s", b.name)
-		seen[b.name] = true
-		if b.newExecutor == nil {
-			assert.NotEmpty(t, b.missing, "%s has no constructor and no reason", b.name)
+	for _, b := range backends.All {
+		assert.False(t, seen[b.Name], "duplicate %s", b.Name)
+		seen[b.Name] = true
+		if b.New == nil {
+			assert.NotEmpty(t, b.Missing, "%s has no constructor and no reason", b.Name)
 		}
 	}
 	for _, name := range []string{"landlock", "bwrap", "docker", "seatbelt", "local"} {
 		assert.True(t, seen[name], "DESIGN §7 names backend %s", name)
 	}
-	av := (&backends[len(backends)-1]).check(t.Context(), backendOptions{})
+	av := (&backends.All[len(backends.All)-1]).Check(t.Context(), backendOptions{})
 	assert.True(t, av.Available, "local is always available")
 	assert.False(t, av.Sandboxed)
 }

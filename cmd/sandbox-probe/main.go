@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/conformance/probe"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/backends"
 )
 
 // Exit codes (see the package documentation).
@@ -92,7 +92,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 
 // backendOptions returns the options every backend is built with.
 func (a *app) backendOptions(bestEffort bool) backendOptions {
-	return backendOptions{bestEffort: bestEffort, dockerImage: a.dockerImage}
+	return backendOptions{BestEffort: bestEffort, DockerImage: a.dockerImage}
 }
 
 // setupLogging sends the backends' log records to stderr: warnings by
@@ -178,14 +178,4 @@ func failedf(format string, args ...any) error {
 }
 
 // oneLine folds a message onto one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	fields := strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' })
-	for i := range fields {
-		fields[i] = strings.TrimSpace(fields[i])
-	}
-	return strings.Join(fields, "; ")
-}
+func oneLine(s string) string { return backends.OneLine(s) }

@@ -158,7 +158,7 @@ func (a *app) runDefault(ctx context.Context, o *probeOptions) error {
 func unavailableNamed(list []*backend, avs []*availability) error {
 	for _, b := range list {
 		for _, av := range avs {
-			if av.Name != b.name || av.Available {
+			if av.Name != b.Name || av.Available {
 				continue
 			}
 			msg := fmt.Sprintf("backend %s is unavailable: %s", av.Name, av.Reason)
@@ -236,7 +236,7 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 	prog := newProgress(a.stderr)
 	rep := &ProbeReport{Backends: []ProbeBackend{}, OK: true}
 	for _, b := range list {
-		pb := ProbeBackend{Name: b.name, Sandboxed: b.sandboxed}
+		pb := ProbeBackend{Name: b.Name, Sandboxed: b.Sandboxed}
 		// As the backends' own conformance tests do: the fixture's fake
 		// home holds a .gitconfig canary the sandbox hides, and git
 		// refuses to start when it sees a global config it cannot read.
@@ -250,29 +250,29 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 		if o.caseTimeout > 0 {
 			opts = append(opts, conformance.WithCaseTimeout(o.caseTimeout))
 		}
-		if !b.sandboxed {
+		if !b.Sandboxed {
 			opts = append(opts, conformance.FunctionalOnly())
 		}
 		if o.probe != "" {
 			opts = append(opts, conformance.WithProbe(o.probe))
-		} else if b.name == "docker" && bo.dockerImage != "" && os.Getenv(conformance.ProbeEnv) == "" {
+		} else if b.Name == "docker" && bo.DockerImage != "" && os.Getenv(conformance.ProbeEnv) == "" {
 			if ok, why := selfStaticLinux(); !ok {
-				fmt.Fprintf(a.stderr, "sandbox-probe: warning: in image mode the conformance probe runs inside %s, and this program, which the suite copies as the probe, %s; build sandbox-probe with CGO_ENABLED=0 (make probe does) or pass --probe with a static cordon-probe\n", bo.dockerImage, why)
+				fmt.Fprintf(a.stderr, "sandbox-probe: warning: in image mode the conformance probe runs inside %s, and this program, which the suite copies as the probe, %s; build sandbox-probe with CGO_ENABLED=0 (make probe does) or pass --probe with a static cordon-probe\n", bo.DockerImage, why)
 			}
 		}
 		n := 0
 		opts = append(opts, conformance.WithProgress(func(id string, done *conformance.CaseResult) {
 			if done == nil {
 				n++
-				prog.show(fmt.Sprintf("[%s %d/%d] %s", b.name, n, len(cases), id))
+				prog.show(fmt.Sprintf("[%s %d/%d] %s", b.Name, n, len(cases), id))
 			}
 		}))
-		newExec := func() (executor.Executor, error) { return b.newExecutor(bo) }
+		newExec := func() (executor.Executor, error) { return b.New(bo) }
 		r, err := conformance.Check(ctx, newExec, opts...)
 		prog.clear()
 		if err != nil {
 			if ctx.Err() != nil {
-				return &exitError{code: 130, err: fmt.Errorf("probe interrupted during %s", b.name)}
+				return &exitError{code: 130, err: fmt.Errorf("probe interrupted during %s", b.Name)}
 			}
 			if errors.Is(err, conformance.ErrNoCase) {
 				return usageErrorf("probe: %v", err)
@@ -285,7 +285,7 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 			rep.OK = false
 		}
 		if ws != nil {
-			prog.show(fmt.Sprintf("[%s] checking %s", b.name, ws.source))
+			prog.show(fmt.Sprintf("[%s] checking %s", b.Name, ws.source))
 			pb.Policy = checkPolicy(ctx, b, bo, ws)
 			prog.clear()
 			if !pb.Policy.OK {
@@ -322,7 +322,7 @@ const policyCheckTimeout = 60 * time.Second
 // checkPolicy runs `true` under the policy on a fresh executor of b.
 func checkPolicy(ctx context.Context, b *backend, bo backendOptions, ws *workspaceSpec) *PolicyCheck {
 	pc := &PolicyCheck{Policy: ws.source, Root: ws.root}
-	x, err := b.newExecutor(bo)
+	x, err := b.New(bo)
 	if err != nil {
 		pc.Outcome, pc.Error = "setup-error", oneLine(err.Error())
 		return pc
@@ -341,7 +341,7 @@ func checkPolicy(ctx context.Context, b *backend, bo backendOptions, ws *workspa
 	case res.ExitCode != 0:
 		pc.Outcome = "setup-error"
 		pc.Error = fmt.Sprintf("`true` under the policy exited %d: %s", res.ExitCode, oneLine(string(res.Stderr)))
-	case !b.sandboxed:
+	case !b.Sandboxed:
 		pc.Outcome, pc.OK = "unsandboxed", true
 	default:
 		pc.Outcome, pc.OK = "enforced", true

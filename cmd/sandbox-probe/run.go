@@ -131,22 +131,22 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		return err
 	}
 	bo := a.backendOptions(o.bestEffort)
-	av := b.check(ctx, bo)
+	av := b.Check(ctx, bo)
 	if !av.Available {
-		msg := fmt.Sprintf("run: backend %s is unavailable: %s", b.name, av.Reason)
+		msg := fmt.Sprintf("run: backend %s is unavailable: %s", b.Name, av.Reason)
 		if av.Fix != "" {
 			msg += " (fix: " + av.Fix + ")"
 		}
 		return setupError(errors.New(msg))
 	}
-	x, err := b.newExecutor(bo)
+	x, err := b.New(bo)
 	if err != nil {
 		return setupError(fmt.Errorf("run: %w", err))
 	}
 	defer closeExecutor(x)
 	command := commandLine(args)
 
-	rep := &RunReport{Backend: b.name, Sandboxed: b.sandboxed, Command: command, Grants: []policy.Grant{}, Gaps: []executor.Gap{}}
+	rep := &RunReport{Backend: b.Name, Sandboxed: b.Sandboxed, Command: command, Grants: []policy.Grant{}, Gaps: []executor.Gap{}}
 	var mu sync.Mutex
 	// Asks are put to the user on the controlling terminal, as sudo and
 	// ssh do, and only when stdin is a terminal too: a pipe into run
@@ -224,7 +224,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	} else {
 		_, _ = io.WriteString(a.stdout, res.Stdout)
 		_, _ = io.WriteString(a.stderr, res.Stderr)
-		if !b.sandboxed {
+		if !b.Sandboxed {
 			fmt.Fprintln(a.stderr, "sandbox-probe: note: the local backend enforces nothing; only the gate applied")
 		}
 		for _, v := range res.Violations {
@@ -236,7 +236,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 			}
 		}
 		for _, g := range rep.Gaps {
-			if b.sandboxed {
+			if b.Sandboxed {
 				fmt.Fprintf(a.stderr, "sandbox-probe: not enforced (best effort): %s: %s\n", g.Control, oneLine(g.Reason))
 			}
 		}

@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
-	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cordon-sandbox/cordon/internal/backends"
 )
 
 // versionInfo is `sandbox-probe version`'s report.
@@ -48,11 +49,11 @@ func buildVersion() versionInfo {
 			v.Module = "github.com/cordon-sandbox/cordon"
 		}
 	}
-	for _, b := range backends {
-		if b.newExecutor != nil && (b.goos == nil || slices.Contains(b.goos, runtime.GOOS)) {
-			v.Backends = append(v.Backends, b.name)
+	for _, b := range backends.All {
+		if b.Built() {
+			v.Backends = append(v.Backends, b.Name)
 		} else {
-			v.NotBuilt = append(v.NotBuilt, b.name)
+			v.NotBuilt = append(v.NotBuilt, b.Name)
 		}
 	}
 	return v
