@@ -23,6 +23,7 @@ type Session struct {
 	mu     sync.Mutex
 	procs  map[string]*bgProc
 	nextID int
+	onExit func(ProcessInfo) // NotifyProcessExit
 }
 
 // Workspace returns the session's workspace.

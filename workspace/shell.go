@@ -252,8 +252,39 @@ func (s *Session) Spawn(ctx context.Context, command, cwd string) (*ProcessInfo,
 	s.procs[bp.id] = bp
 	s.mu.Unlock()
 	s.ws.log.Debug("spawned", "id", bp.id, "command", command)
+	go s.watchExit(bp)
 	info := bp.info(false)
 	return &info, nil
+}
+
+// NotifyProcessExit makes f be called once, on its own goroutine, for each
+// background process of the session that exits on its own (or is killed
+// by a signal from elsewhere) while still in the table: not for a process
+// ended by KillProcess or Close, whose caller already knows. f receives
+// the process's passive status; its output stays unread for
+// ReadProcessOutput. A later call replaces f; nil stops the calls.
+func (s *Session) NotifyProcessExit(f func(ProcessInfo)) {
+	s.mu.Lock()
+	s.onExit = f
+	s.mu.Unlock()
+}
+
+// watchExit waits for bp to exit and reports it to the NotifyProcessExit
+// callback unless KillProcess or Close ended it.
+func (s *Session) watchExit(bp *bgProc) {
+	select {
+	case <-bp.p.Done():
+	case <-s.ctx.Done():
+		return
+	}
+	s.mu.Lock()
+	f := s.onExit
+	current := s.procs[bp.id] == bp
+	s.mu.Unlock()
+	if f == nil || !current || bp.killed.Load() || s.closed.Load() {
+		return
+	}
+	f(bp.info(true))
 }
 
 // lookup finds a process or returns *UnknownProcessError; s.mu is held.

@@ -277,6 +277,34 @@ func TestBackgroundProcesses(t *testing.T) {
 		require.ErrorAs(t, err, &ue, "a drained exited process leaves the table")
 		assert.ErrorIs(t, err, workspace.ErrUnknownProcess)
 	})
+	t.Run("exit is notified, kill is not", func(t *testing.T) {
+		got := make(chan workspace.ProcessInfo, 4)
+		s.NotifyProcessExit(func(pi workspace.ProcessInfo) { got <- pi })
+		defer s.NotifyProcessExit(nil)
+		killed, err := s.Spawn(ctx, "sleep 1000", "")
+		require.NoError(t, err)
+		p, err := s.Spawn(ctx, "sleep 0.1; echo done; exit 3", "")
+		require.NoError(t, err)
+		select {
+		case pi := <-got:
+			assert.Equal(t, p.ID, pi.ID)
+			assert.Equal(t, workspace.StatusExited, pi.Status)
+			require.NotNil(t, pi.ExitCode)
+			assert.Equal(t, 3, *pi.ExitCode)
+		case <-time.After(30 * time.Second):
+			t.Fatal("no notification for a process that exited")
+		}
+		out, err := s.ReadProcessOutput(p.ID)
+		require.NoError(t, err)
+		assert.Equal(t, "done\n", out.Output, "the output stays for ReadProcessOutput")
+		_, err = s.KillProcess(killed.ID)
+		require.NoError(t, err)
+		select {
+		case pi := <-got:
+			t.Fatalf("KillProcess was notified: %+v", pi)
+		case <-time.After(200 * time.Millisecond):
+		}
+	})
 	t.Run("unknown id lists live ids", func(t *testing.T) {
 		p, err := s.Spawn(ctx, "sleep 1000", "")
 		require.NoError(t, err)
