@@ -14,6 +14,11 @@ import (
 // concurrently. It returns true to allow this one operation, false to
 // refuse it; an error aborts the operation and is returned wrapped.
 //
+// The context of a network ask (a connection the allow-list's proxy asks
+// about while a command runs) is the proxy's, but carries the values of
+// the context the command was started with, so an Approver can tell which
+// caller's command asks.
+//
 // Approvals are not remembered: every ask calls the Approver again. An
 // approved command runs with the asked-for paths granted for that command
 // only (executor.Request.Grants).

@@ -142,8 +142,25 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		Home:        s.ws.Home(),
 		Grants:      grants,
 		OutputLimit: s.ws.limits.MaxShellOutputChars,
-		AskNetwork:  s.askNetwork,
+		AskNetwork: func(pctx context.Context, host string, port uint16) bool {
+			return s.askNetwork(callContext{pctx, ctx}, host, port)
+		},
 	}, nil
+}
+
+// callContext is the context of a network ask: cancelled with the
+// proxy's context, carrying the values of the tool call that started the
+// command too, so an Approver can tell whose command asks.
+type callContext struct {
+	context.Context
+	call context.Context
+}
+
+func (c callContext) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.call.Value(key)
 }
 
 // grantsOf turns the Ask path claims of an approved command into grants:

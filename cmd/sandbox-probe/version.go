@@ -1,63 +1,15 @@
 package main
 
 import (
-	"fmt"
-	"runtime"
-	"runtime/debug"
-
 	"github.com/spf13/cobra"
 
-	"github.com/cordon-sandbox/cordon/internal/backends"
+	"github.com/cordon-sandbox/cordon/internal/buildinfo"
 )
 
 // versionInfo is `sandbox-probe version`'s report.
-type versionInfo struct {
-	// Module is the main module's path and Version its version
-	// ("(devel)" for a build from a checkout).
-	Module  string `json:"module"`
-	Version string `json:"version"`
-	// Commit and Modified come from the build's VCS stamp, when it has one.
-	Commit   string `json:"commit,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
-	// Go is the toolchain that built the program; Platform its GOOS/GOARCH.
-	Go       string `json:"go"`
-	Platform string `json:"platform"`
-	// CGO says whether cgo was on (the landlock backend's fast start).
-	CGO bool `json:"cgo"`
-	// Backends lists the backends built into this program for this
-	// platform; NotBuilt those built in for other platforms only, or
-	// left out by build tags.
-	Backends []string `json:"backends"`
-	NotBuilt []string `json:"not_built,omitempty"`
-}
+type versionInfo = buildinfo.Info
 
-func buildVersion() versionInfo {
-	v := versionInfo{Module: "github.com/cordon-sandbox/cordon", Version: "(unknown)", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH, Backends: []string{}}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		v.Module, v.Version, v.Go = bi.Main.Path, bi.Main.Version, bi.GoVersion
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				v.Commit = s.Value
-			case "vcs.modified":
-				v.Modified = s.Value == "true"
-			case "CGO_ENABLED":
-				v.CGO = s.Value == "1"
-			}
-		}
-		if v.Module == "" {
-			v.Module = "github.com/cordon-sandbox/cordon"
-		}
-	}
-	for _, b := range backends.All {
-		if b.Built() {
-			v.Backends = append(v.Backends, b.Name)
-		} else {
-			v.NotBuilt = append(v.NotBuilt, b.Name)
-		}
-	}
-	return v
-}
+func buildVersion() versionInfo { return buildinfo.Read() }
 
 func (a *app) versionCommand() *cobra.Command {
 	var asJSON bool
@@ -70,19 +22,7 @@ func (a *app) versionCommand() *cobra.Command {
 			if asJSON {
 				return writeJSON(a.stdout, v)
 			}
-			fmt.Fprintf(a.stdout, "sandbox-probe %s (%s)\n", v.Version, v.Module)
-			if v.Commit != "" {
-				mod := ""
-				if v.Modified {
-					mod = " (modified)"
-				}
-				fmt.Fprintf(a.stdout, "commit:    %s%s\n", v.Commit, mod)
-			}
-			fmt.Fprintf(a.stdout, "go:        %s %s, cgo %v\n", v.Go, v.Platform, v.CGO)
-			fmt.Fprintf(a.stdout, "backends:  %v\n", v.Backends)
-			if len(v.NotBuilt) > 0 {
-				fmt.Fprintf(a.stdout, "not built: %v (other platforms or build tags)\n", v.NotBuilt)
-			}
+			v.Print(a.stdout, "sandbox-probe")
 			return nil
 		},
 	}

@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/spf13/cobra"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/backends"
+	"github.com/cordon-sandbox/cordon/internal/buildinfo"
+	"github.com/cordon-sandbox/cordon/mcpserver"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
+)
+
+// TokenEnv is the environment variable that may hold the HTTP bearer
+// token instead of --token-file.
+const TokenEnv = "CORDON_MCP_TOKEN"
+
+// minTokenLen is the shortest bearer token accepted.
+const minTokenLen = 16
+
+type mcpOptions struct {
+	root, policyFile, home string
+	backend                string
+	bestEffort             bool
+	dockerImage            string
+	httpAddr, tokenFile    string
+	onAsk                  string
+	idle                   time.Duration
+}
+
+func (a *app) mcpCommand() *cobra.Command {
+	o := &mcpOptions{}
+	cmd := &cobra.Command{
+		Use:   "mcp [--root DIR] [--policy FILE] [--backend NAME|auto] [--http ADDR]",
+		Short: "Serve the workspace's tools over MCP (stdio by default)",
+		Long: `mcp serves the workspace's agent tools (read_file, list_files, grep_files,
+write_file, edit_file, shell, spawn_process, read_process_output,
+kill_process, list_processes: those the policy offers) over the Model
+Context Protocol, behind the policy gate and the backend's OS sandbox.
+
+Transports: stdio (the default: the client starts cordon mcp and speaks
+on its stdin and stdout) or streamable HTTP (--http 127.0.0.1:PORT). An
+address that is not loopback needs a bearer token (--token-file FILE or
+$` + TokenEnv + `); every client must then send "Authorization: Bearer TOKEN".
+
+An ask (an operation the policy marks ask) is put to the user through the
+client's elicitation form (allow once, allow for this session, deny);
+with a client that cannot elicit, --on-ask decides (default deny, with a
+message the model can relay).
+
+--backend auto picks the strongest OS sandbox this host offers and names
+it on stderr; it never falls back to local (no OS sandbox) silently: ask
+for --backend local explicitly.
+
+Closing the connection (EOF on stdin, the HTTP session's end, SIGINT or
+SIGTERM) kills and reaps every process the session started.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.serveMCP(cmd.Context(), o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.root, "root", "", "workspace root; default: the current directory")
+	f.StringVar(&o.policyFile, "policy", "", "policy `FILE` (YAML or JSON; see the README's policy file reference); default: the coding preset")
+	f.StringVar(&o.home, "home", "", `home directory "~" stands for; default: $HOME`)
+	f.StringVar(&o.backend, "backend", "auto", "backend: auto, "+strings.Join(backends.Names(), ", "))
+	f.BoolVar(&o.bestEffort, "best-effort", false, "run commands even where the backend cannot enforce the whole policy (gaps are logged and stated in the instructions)")
+	f.StringVar(&o.dockerImage, "docker-image", "", "docker backend: run commands in this local image (never pulled); default: host mode")
+	f.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
+	f.StringVar(&o.tokenFile, "token-file", "", "HTTP: require this bearer token (the file's content, trimmed); $"+TokenEnv+" is read when not given")
+	f.StringVar(&o.onAsk, "on-ask", "deny", "what an ask becomes when the client cannot elicit: deny or allow")
+	f.DurationVar(&o.idle, "idle-timeout", 30*time.Minute, "HTTP: end a session (and kill its processes) after this long without a request; 0: never")
+	return cmd
+}
+
+// serveMCP builds the workspace and serves it until the client leaves or
+// ctx ends.
+func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
+	log := a.logger()
+	onAsk, err := mcpserver.ParseAskFallback(o.onAsk)
+	if err != nil {
+		return fmt.Errorf("--on-ask: %w", err)
+	}
+	var token string
+	if o.httpAddr != "" {
+		if token, err = httpToken(o); err != nil {
+			return err
+		}
+	}
+	x, err := a.chooseBackend(ctx, o, log)
+	if err != nil {
+		return err
+	}
+	defer backends.Close(x)
+	opts := []workspace.Option{workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(log)}
+	if o.policyFile != "" {
+		p, err := policy.LoadFile(o.policyFile)
+		if err != nil {
+			return fmt.Errorf("policy: %w", err)
+		}
+		opts = append(opts, workspace.WithPolicy(p))
+	}
+	if o.home != "" {
+		opts = append(opts, workspace.WithHome(o.home))
+	}
+	root := o.root
+	if root == "" {
+		root = "."
+	}
+	ws, err := workspace.Local(root, opts...)
+	if err != nil {
+		return err
+	}
+	srv, err := mcpserver.New(ctx, ws, mcpserver.Config{Version: buildinfo.Read().Version, OnAsk: onAsk, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	if o.httpAddr == "" {
+		return srv.Run(ctx, &mcp.StdioTransport{})
+	}
+	return a.serveHTTP(ctx, o, srv, token, log)
+}
+
+// chooseBackend builds the executor --backend names; auto picks the
+// strongest OS sandbox and says which on stderr.
+func (a *app) chooseBackend(ctx context.Context, o *mcpOptions, log *slog.Logger) (executor.Executor, error) {
+	bo := backends.Options{BestEffort: o.bestEffort, DockerImage: o.dockerImage, Logger: log}
+	if o.backend == "auto" {
+		b, x, err := backends.Auto(ctx, bo)
+		if err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(a.stderr, "cordon: --backend auto chose %s\n", b.Name)
+		return x, nil
+	}
+	b, err := backends.Lookup(o.backend)
+	if err != nil {
+		return nil, fmt.Errorf("--backend: %w", err)
+	}
+	if av := b.Check(ctx, bo); !av.Available {
+		msg := fmt.Sprintf("backend %s is unavailable: %s", b.Name, av.Reason)
+		if av.Fix != "" {
+			msg += " (fix: " + av.Fix + ")"
+		}
+		return nil, errors.New(msg)
+	}
+	if !b.Sandboxed {
+		fmt.Fprintf(a.stderr, "cordon: backend %s: no OS sandbox, only the policy gate applies\n", b.Name)
+	}
+	return b.New(bo)
+}
+
+// httpToken returns the bearer token for --http: required for an address
+// that is not loopback, optional (but enforced when given) otherwise.
+func httpToken(o *mcpOptions) (string, error) {
+	host, _, err := net.SplitHostPort(o.httpAddr)
+	if err != nil {
+		return "", fmt.Errorf("--http %q: %w", o.httpAddr, err)
+	}
+	token := os.Getenv(TokenEnv)
+	source := "$" + TokenEnv
+	if o.tokenFile != "" {
+		b, err := os.ReadFile(o.tokenFile)
+		if err != nil {
+			return "", fmt.Errorf("--token-file: %w", err)
+		}
+		token, source = strings.TrimSpace(string(b)), "--token-file "+o.tokenFile
+	}
+	if token == "" {
+		if !loopback(host) {
+			return "", fmt.Errorf("--http %q is not a loopback address, so clients must authenticate: give a bearer token with --token-file FILE or $%s", o.httpAddr, TokenEnv)
+		}
+		return "", nil
+	}
+	if len(token) < minTokenLen {
+		return "", fmt.Errorf("the bearer token from %s is %d bytes; use at least %d random bytes", source, len(token), minTokenLen)
+	}
+	return token, nil
+}
+
+// loopback reports whether host names only the loopback interface.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// serveHTTP serves streamable HTTP on --http until ctx ends.
+func (a *app) serveHTTP(ctx context.Context, o *mcpOptions, srv *mcpserver.Server, token string, log *slog.Logger) error {
+	var h http.Handler = srv.HTTPHandler(&mcp.StreamableHTTPOptions{SessionTimeout: o.idle, Logger: log})
+	if token != "" {
+		verify := func(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+			if subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+				return nil, auth.ErrInvalidToken
+			}
+			return &auth.TokenInfo{Expiration: time.Now().Add(time.Hour)}, nil
+		}
+		h = auth.RequireBearerToken(verify, nil)(h)
+	}
+	l, err := net.Listen("tcp", o.httpAddr)
+	if err != nil {
+		return fmt.Errorf("--http: %w", err)
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(a.stderr, "cordon: serving MCP on http://%s/\n", l.Addr())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Close()
+	_ = hs.Shutdown(sctx)
+	return ctx.Err()
+}

@@ -1,0 +1,190 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordon-sandbox/cordon/workspace"
+)
+
+// The answers an elicitation offers.
+const (
+	AnswerAllowOnce    = "allow_once"
+	AnswerAllowSession = "allow_session"
+	AnswerDeny         = "deny"
+)
+
+// askSchema is the elicitation form: one choice.
+var askSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"decision": map[string]any{
+			"type":        "string",
+			"title":       "Decision",
+			"description": "allow_once: this time only; allow_session: this exact request again until this MCP session ends; deny: refuse it",
+			"enum":        []string{AnswerAllowOnce, AnswerAllowSession, AnswerDeny},
+			"default":     AnswerDeny,
+		},
+	},
+	"required": []string{"decision"},
+}
+
+// NoElicitationError is the refusal of an ask when the client cannot put
+// it to the user and the server's fallback is AskDeny. Its message is
+// written for the model to relay.
+type NoElicitationError struct {
+	Request *workspace.ApprovalRequest
+}
+
+func (e *NoElicitationError) Error() string {
+	return fmt.Sprintf("%s needs the user's approval (%s), but this MCP client cannot ask the user (it does not support elicitation) and cordon mcp refuses asks it cannot put to the user (--on-ask deny); tell the user what you need: they can allow it in the workspace's policy, or restart cordon mcp with --on-ask allow",
+		describe(e.Request), e.Request.Reason())
+}
+
+// Approve is the workspace.Approver of a workspace served by a Server:
+// build the workspace with workspace.WithApprover(mcpserver.Approve). It
+// puts the ask to the user of the client whose tool call it serves, as an
+// elicitation offering allow_once, allow_session and deny (declining or
+// cancelling the form denies). An allow_session answer is remembered for
+// that client's session and covers exactly the same request again: the
+// same operation on the same resolved path, the same command line in the
+// same directory with the same grants, the same host and port. A client
+// without elicitation gets the server's AskFallback. Called outside a
+// tool call of a Server, Approve refuses with an error.
+func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
+	c, _ := ctx.Value(callKey{}).(*client)
+	if c == nil {
+		return false, errors.New("mcpserver.Approve was called outside an MCP tool call")
+	}
+	key := askKey(req)
+	c.mu.Lock()
+	remembered := c.grants[key]
+	c.mu.Unlock()
+	if remembered {
+		return true, nil
+	}
+	log := c.srv.log.With("op", req.Op, "target", clip(target(req), 200), "session", c.mcp.ID())
+	if !canElicit(c.mcp) {
+		if c.srv.cfg.OnAsk == AskAllow {
+			log.Info("ask approved by --on-ask allow (the client cannot elicit)")
+			return true, nil
+		}
+		return false, &NoElicitationError{Request: req}
+	}
+	res, err := c.mcp.Elicit(ctx, &mcp.ElicitParams{Message: askMessage(req, c.ss.Capabilities().Backend), RequestedSchema: askSchema})
+	if err != nil {
+		return false, fmt.Errorf("asking the user through the MCP client: %w", err)
+	}
+	answer := ""
+	if res.Action == "accept" {
+		answer, _ = res.Content["decision"].(string)
+	}
+	log.Info("ask answered", "action", res.Action, "decision", answer)
+	switch answer {
+	case AnswerAllowOnce:
+		return true, nil
+	case AnswerAllowSession:
+		c.mu.Lock()
+		c.grants[key] = true
+		c.mu.Unlock()
+		return true, nil
+	}
+	return false, nil
+}
+
+// canElicit reports whether the client declared form elicitation.
+func canElicit(ss *mcp.ServerSession) bool {
+	p := ss.InitializeParams()
+	if p == nil || p.Capabilities == nil || p.Capabilities.Elicitation == nil {
+		return false
+	}
+	e := p.Capabilities.Elicitation
+	return e.Form != nil || e.URL == nil
+}
+
+// askKey identifies what an approval covers: the operation and its exact
+// target, with a command's grants (so a command whose path claims now
+// resolve elsewhere asks again).
+func askKey(r *workspace.ApprovalRequest) string {
+	var b strings.Builder
+	op := r.Op
+	b.WriteString(op)
+	b.WriteByte(0)
+	switch {
+	case r.Command != "":
+		b.WriteString(r.Command)
+		b.WriteByte(0)
+		b.WriteString(r.Cwd)
+		gs := make([]string, len(r.Grants))
+		for i, g := range r.Grants {
+			gs[i] = g.Op.String() + " " + g.Path
+		}
+		slices.Sort(gs)
+		for _, g := range gs {
+			b.WriteByte(0)
+			b.WriteString(g)
+		}
+	case r.Host != "":
+		b.WriteString(net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))))
+	default:
+		b.WriteString(r.Path)
+	}
+	return b.String()
+}
+
+// target is the request's object: a command, a path or host:port.
+func target(r *workspace.ApprovalRequest) string {
+	switch {
+	case r.Command != "":
+		return r.Command
+	case r.Host != "":
+		return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
+	}
+	return r.Path
+}
+
+// describe says what is asked in a few words.
+func describe(r *workspace.ApprovalRequest) string {
+	switch r.Op {
+	case "run":
+		return fmt.Sprintf("running %q in %s", r.Command, r.Cwd)
+	case "spawn":
+		return fmt.Sprintf("starting %q in the background in %s", r.Command, r.Cwd)
+	case "connect":
+		return "connecting to " + target(r)
+	}
+	return r.Op + " " + r.Path
+}
+
+// askMessage is the elicitation's text: what, why, and what approving
+// adds.
+func askMessage(r *workspace.ApprovalRequest, backend string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "cordon: the agent asks for approval: %s.\nWhy it asks: %s.", describe(r), r.Reason())
+	if r.Command != "" {
+		where := "in the " + backend + " sandbox"
+		if backend == "" || backend == "local" {
+			where = "without an OS sandbox (only the policy gate applies)"
+		}
+		fmt.Fprintf(&b, "\nIf you approve, it runs %s", where)
+		if len(r.Grants) > 0 {
+			gs := make([]string, len(r.Grants))
+			for i, g := range r.Grants {
+				gs[i] = g.Op.String() + " " + g.Path
+			}
+			fmt.Fprintf(&b, " with only these added for it: %s", strings.Join(gs, ", "))
+		}
+		b.WriteString(".")
+	}
+	b.WriteString("\nallow_once: this time only. allow_session: this exact request again until the session ends. deny: refuse.")
+	return b.String()
+}
+
+var _ workspace.Approver = Approve

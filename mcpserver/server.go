@@ -1,0 +1,285 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/cordon-sandbox/cordon/workspace"
+)
+
+// ProtocolVersions are the MCP protocol versions the server speaks, newest
+// first. Versions from 2026-07-28 on are left out: they forbid a request
+// from the server to the client while a tool call is in flight (asks are
+// put to the user that way) in favour of multi-round-trip results.
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// AskFallback decides an ask when the client cannot put it to the user
+// (it did not declare the elicitation capability).
+type AskFallback int
+
+const (
+	// AskDeny refuses the operation with a message naming what needed
+	// approval, for the model to relay to the user. It is the default.
+	AskDeny AskFallback = iota
+	// AskAllow approves the operation (once; nothing is remembered).
+	AskAllow
+)
+
+// String returns "deny" or "allow".
+func (f AskFallback) String() string {
+	if f == AskAllow {
+		return "allow"
+	}
+	return "deny"
+}
+
+// ParseAskFallback parses "deny" or "allow".
+func ParseAskFallback(s string) (AskFallback, error) {
+	switch s {
+	case "deny", "":
+		return AskDeny, nil
+	case "allow":
+		return AskAllow, nil
+	}
+	return AskDeny, fmt.Errorf("invalid ask fallback %q (want deny or allow)", s)
+}
+
+// Config configures a Server.
+type Config struct {
+	// Name and Version identify the server to clients (default "cordon"
+	// and "(devel)").
+	Name, Version string
+	// OnAsk decides asks a client without elicitation cannot answer.
+	OnAsk AskFallback
+	// Logger receives the server's records; nil is slog.Default.
+	Logger *slog.Logger
+}
+
+// Server is a workspace served over MCP. Each client connection (a stdio
+// run, an HTTP session) gets its own workspace.Session, closed, with every
+// process it started, when the connection ends.
+type Server struct {
+	ws    *workspace.Workspace
+	cfg   Config
+	log   *slog.Logger
+	mcp   *mcp.Server
+	tools []workspace.Tool
+
+	mu       sync.Mutex
+	sessions map[*mcp.ServerSession]*client
+	closed   bool
+	wg       sync.WaitGroup // session waiters
+}
+
+// New builds the server for ws. The tools listed are the ones a session
+// of ws offers; the instructions are ws's "## Workspace" section. For asks
+// to reach the client, ws must have been built with
+// workspace.WithApprover(mcpserver.Approve).
+func New(ctx context.Context, ws *workspace.Workspace, cfg Config) (*Server, error) {
+	if ws == nil {
+		return nil, errors.New("mcpserver: nil workspace")
+	}
+	if cfg.Name == "" {
+		cfg.Name = "cordon"
+	}
+	if cfg.Version == "" {
+		cfg.Version = "(devel)"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	probe, err := ws.Open(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: opening a session to list the tools: %w", err)
+	}
+	tools := probe.Tools()
+	instructions := probe.Instructions()
+	_ = probe.Close()
+
+	s := &Server{ws: ws, cfg: cfg, log: log, tools: tools, sessions: map[*mcp.ServerSession]*client{}}
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: cfg.Name, Title: "cordon sandboxed workspace", Version: cfg.Version}, &mcp.ServerOptions{
+		Instructions:              instructions,
+		Logger:                    log,
+		SupportedProtocolVersions: ProtocolVersions,
+		Capabilities: &mcp.ServerCapabilities{
+			Logging: &mcp.LoggingCapabilities{},
+			Tools:   &mcp.ToolCapabilities{},
+		},
+		InitializedHandler: func(ctx context.Context, req *mcp.InitializedRequest) {
+			// Open the workspace session now, so that a client that never
+			// calls a tool still has its session closed when it leaves.
+			if _, err := s.client(req.Session); err != nil {
+				log.Warn("mcp session not opened", "err", err)
+			}
+		},
+	})
+	for _, t := range tools {
+		s.mcp.AddTool(mcpTool(t), s.handler(t.Name))
+	}
+	return s, nil
+}
+
+// Tools returns the tools the server lists.
+func (s *Server) Tools() []workspace.Tool { return s.tools }
+
+// MCP returns the underlying SDK server.
+func (s *Server) MCP() *mcp.Server { return s.mcp }
+
+// Run serves one client over t (for example &mcp.StdioTransport{}) until
+// the client disconnects or ctx ends, then closes the client's session:
+// its background processes are killed and reaped before Run returns.
+func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
+	ss, err := s.mcp.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("mcpserver: connecting: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = ss.Close()
+		err = <-done
+	}
+	s.closeClient(ss)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(err, mcp.ErrConnectionClosed) {
+		return nil
+	}
+	return err
+}
+
+// HTTPHandler serves the streamable HTTP transport: every MCP session is
+// a client of its own. Idle sessions end after idle (0: never).
+func (s *Server) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
+	if opts == nil {
+		opts = &mcp.StreamableHTTPOptions{}
+	}
+	if opts.Logger == nil {
+		opts.Logger = s.log
+	}
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, opts)
+}
+
+// Close ends every client's session (killing and reaping their
+// processes) and refuses new ones.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	var all []*mcp.ServerSession
+	for ss := range s.sessions {
+		all = append(all, ss)
+	}
+	s.mu.Unlock()
+	for _, ss := range all {
+		_ = ss.Close()
+		s.closeClient(ss)
+	}
+	s.wg.Wait()
+	return nil
+}
+
+// client returns the state of the connection ss, opening its workspace
+// session on first use.
+func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c := s.sessions[ss]; c != nil {
+		return c, nil
+	}
+	if s.closed {
+		return nil, errors.New("the server is shutting down")
+	}
+	ws, err := s.ws.Open(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	c := &client{srv: s, ss: ws, mcp: ss, grants: map[string]bool{}}
+	ws.NotifyProcessExit(c.exited)
+	s.sessions[ss] = c
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		_ = ss.Wait()
+		s.closeClient(ss)
+	}()
+	s.log.Debug("mcp session opened", "id", ss.ID())
+	return c, nil
+}
+
+// closeClient closes the workspace session of ss and returns when it is
+// closed (its processes reaped), whichever caller got there first.
+func (s *Server) closeClient(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	c := s.sessions[ss]
+	s.mu.Unlock()
+	if c == nil {
+		return
+	}
+	c.closeOnce.Do(func() {
+		_ = c.ss.Close()
+		s.log.Debug("mcp session closed", "id", ss.ID())
+	})
+	s.mu.Lock()
+	if s.sessions[ss] == c {
+		delete(s.sessions, ss)
+	}
+	s.mu.Unlock()
+}
+
+// client is one MCP connection: its workspace session, the approvals it
+// remembers and the background process exits not yet reported.
+type client struct {
+	srv       *Server
+	ss        *workspace.Session
+	mcp       *mcp.ServerSession
+	closeOnce sync.Once
+
+	mu     sync.Mutex
+	grants map[string]bool // "for this session" approvals, by askKey
+	events []string        // status lines for the next tool result
+}
+
+// exited reports a background process that exited on its own: a log
+// notification now (clients that set a logging level show it) and a
+// status line on the next tool result.
+func (c *client) exited(pi workspace.ProcessInfo) {
+	line := fmt.Sprintf("background process %s (%s) %s", pi.ID, clip(pi.Command, 80), pi.Status)
+	if pi.ExitCode != nil {
+		line += fmt.Sprintf(" with exit code %d", *pi.ExitCode)
+	}
+	line += "; read_process_output " + pi.ID + " returns its last output"
+	c.mu.Lock()
+	c.events = append(c.events, line)
+	c.mu.Unlock()
+	_ = c.mcp.Log(context.Background(), &mcp.LoggingMessageParams{
+		Level:  "notice",
+		Logger: "cordon",
+		Data:   map[string]any{"event": "process_exited", "id": pi.ID, "command": pi.Command, "status": pi.Status, "exit_code": pi.ExitCode, "message": line},
+	})
+}
+
+// takeEvents returns and clears the pending status lines.
+func (c *client) takeEvents() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ev := c.events
+	c.events = nil
+	return ev
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

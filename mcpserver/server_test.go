@@ -1,0 +1,574 @@
+//go:build linux
+
+package mcpserver_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/mcpserver"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
+)
+
+func TestMain(m *testing.M) {
+	landlock.Init()
+	bwrap.Init()
+	os.Exit(m.Run())
+}
+
+// quiet logs warnings only, so that a failing test's output stays short.
+var quiet = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+
+// secret is the content of the files no command may read.
+const secret = "SECRET-4b1d"
+
+// fixture is a workspace root and a fake home with a secret, served by a
+// Server over a real executor.
+type fixture struct {
+	root, home string
+	srv        *mcpserver.Server
+	ws         *workspace.Workspace
+}
+
+// newLandlock returns a landlock executor, skipping where Landlock is
+// unavailable (failing where CORDON_REQUIRE names it).
+func newLandlock(t *testing.T) executor.Executor {
+	t.Helper()
+	x, err := landlock.New(landlock.Config{})
+	if err != nil {
+		testenv.SkipUnavailable(t, testenv.Landlock, err)
+	}
+	caps := x.Describe(t.Context())
+	testenv.Require(t, testenv.Landlock, caps.Sandboxed, "landlock enforces nothing here: "+caps.Info["troubleshooting"])
+	t.Cleanup(func() { x.Close() })
+	return x
+}
+
+// newFixture serves a coding-mode workspace: .env* denied, echo, cat, ls
+// and sleep allowed, every other command asked.
+func newFixture(t *testing.T, x executor.Executor, cfg mcpserver.Config) *fixture {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	f := &fixture{root: filepath.Join(base, "root"), home: filepath.Join(base, "home")}
+	require.NoError(t, os.MkdirAll(filepath.Join(f.home, ".ssh"), 0o700))
+	require.NoError(t, os.MkdirAll(f.root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.home, ".ssh", "id_rsa"), []byte(secret+"\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "notes.md"), []byte("# notes\nhello world\n"), 0o644))
+	f.ws, err = workspace.Local(f.root,
+		workspace.WithMode(policy.Coding),
+		workspace.WithDeniedPaths(".env*"),
+		workspace.WithCommandRules(
+			policy.CommandRule{Pattern: "echo", Action: policy.Allow},
+			policy.CommandRule{Pattern: "cat", Action: policy.Allow},
+			policy.CommandRule{Pattern: "ls", Action: policy.Allow},
+			policy.CommandRule{Pattern: "sleep", Action: policy.Allow},
+			policy.CommandRule{Pattern: "exit", Action: policy.Allow},
+		),
+		workspace.WithHome(f.home),
+		workspace.WithExecutor(x),
+		workspace.WithApprover(mcpserver.Approve),
+	)
+	require.NoError(t, err)
+	if cfg.Logger == nil {
+		cfg.Logger = quiet
+	}
+	f.srv, err = mcpserver.New(t.Context(), f.ws, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { f.srv.Close() })
+	return f
+}
+
+// elicitor answers elicitations from a script and counts them.
+type elicitor struct {
+	mu       sync.Mutex
+	answers  []string // decision per ask; "" declines
+	messages []string
+}
+
+func (e *elicitor) handle(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.messages = append(e.messages, req.Params.Message)
+	if len(e.answers) == 0 {
+		return &mcp.ElicitResult{Action: "cancel"}, nil
+	}
+	a := e.answers[0]
+	e.answers = e.answers[1:]
+	if a == "" {
+		return &mcp.ElicitResult{Action: "decline"}, nil
+	}
+	return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"decision": a}}, nil
+}
+
+func (e *elicitor) asked() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.messages)
+}
+
+func (e *elicitor) answer(a ...string) {
+	e.mu.Lock()
+	e.answers = append(e.answers, a...)
+	e.mu.Unlock()
+}
+
+// connect connects a Go SDK client to the server in memory. With a nil
+// elicitor the client does not declare elicitation.
+func (f *fixture) connect(t *testing.T, e *elicitor, logs chan<- *mcp.LoggingMessageParams) *mcp.ClientSession {
+	t.Helper()
+	ct, st := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- f.srv.Run(ctx, st) }()
+	cs := f.dial(t, ct, e, logs)
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		<-done
+	})
+	return cs
+}
+
+func (f *fixture) dial(t *testing.T, tr mcp.Transport, e *elicitor, logs chan<- *mcp.LoggingMessageParams) *mcp.ClientSession {
+	t.Helper()
+	opts := &mcp.ClientOptions{}
+	if e != nil {
+		opts.ElicitationHandler = e.handle
+	}
+	if logs != nil {
+		opts.LoggingMessageHandler = func(_ context.Context, r *mcp.LoggingMessageRequest) { logs <- r.Params }
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "cordon-test", Version: "1"}, opts)
+	cs, err := c.Connect(t.Context(), tr, nil)
+	require.NoError(t, err)
+	if logs != nil {
+		require.NoError(t, cs.SetLoggingLevel(t.Context(), &mcp.SetLoggingLevelParams{Level: "info"}))
+	}
+	return cs
+}
+
+// call calls a tool and returns its result and its text.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args any) (*mcp.CallToolResult, string) {
+	t.Helper()
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err, "calling %s", name)
+	var text []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			text = append(text, tc.Text)
+		}
+	}
+	return res, strings.Join(text, "\n")
+}
+
+// structured decodes a result's structured content into v.
+func structured(t *testing.T, res *mcp.CallToolResult, v any) {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, v))
+}
+
+func hashFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if os.IsNotExist(err) {
+		return "absent"
+	}
+	require.NoError(t, err)
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// gone reports whether pid no longer exists (waiting up to 10 s).
+func gone(pid int) bool {
+	for range 200 {
+		if err := syscall.Kill(pid, 0); err == syscall.ESRCH {
+			return true
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return false
+}
+
+func TestToolsAndInstructions(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	cs := f.connect(t, &elicitor{}, nil)
+	s, err := f.ws.Open(t.Context())
+	require.NoError(t, err)
+	defer s.Close()
+
+	list, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var got, want []string
+	for _, tool := range list.Tools {
+		got = append(got, tool.Name)
+		require.NotNil(t, tool.Annotations, tool.Name)
+		switch tool.Name {
+		case workspace.ToolReadFile, workspace.ToolListFiles, workspace.ToolGrepFiles, workspace.ToolReadProcessOutput, workspace.ToolListProcesses:
+			assert.True(t, tool.Annotations.ReadOnlyHint, "%s is read-only", tool.Name)
+		default:
+			assert.False(t, tool.Annotations.ReadOnlyHint, "%s changes things", tool.Name)
+		}
+		schema, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		assert.Contains(t, string(schema), `"additionalProperties":false`, tool.Name)
+	}
+	for _, tool := range s.Tools() {
+		want = append(want, tool.Name)
+	}
+	assert.ElementsMatch(t, want, got, "exactly the session's tools")
+	assert.Contains(t, got, workspace.ToolShell)
+	assert.Contains(t, got, workspace.ToolSpawnProcess)
+	assert.Equal(t, s.Instructions(), cs.InitializeResult().Instructions, "the instructions are the workspace section")
+	assert.Contains(t, cs.InitializeResult().Instructions, "## Workspace")
+}
+
+func TestReadonlyListsNoWriteTools(t *testing.T) {
+	x := newLandlock(t)
+	root := t.TempDir()
+	ws, err := workspace.Local(root, workspace.WithMode(policy.Readonly), workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve))
+	require.NoError(t, err)
+	srv, err := mcpserver.New(t.Context(), ws, mcpserver.Config{Logger: quiet})
+	require.NoError(t, err)
+	defer srv.Close()
+	f := &fixture{root: root, srv: srv, ws: ws}
+	cs := f.connect(t, nil, nil)
+	list, err := cs.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+	}
+	assert.ElementsMatch(t, []string{workspace.ToolReadFile, workspace.ToolListFiles, workspace.ToolGrepFiles}, names, "readonly offers no write tool and no shell")
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: workspace.ToolWriteFile, Arguments: map[string]any{"path": "x", "content": "y"}})
+	if err == nil {
+		assert.True(t, res.IsError, "a tool not listed cannot be called")
+	}
+	assert.Equal(t, "absent", hashFile(t, filepath.Join(root, "x")))
+}
+
+func TestFileTools(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	// Only here: under Landlock a denied file anywhere below the root
+	// takes from every command the right to create files in the
+	// directories above it (a right granted on a directory holds for all
+	// below it).
+	require.NoError(t, os.MkdirAll(filepath.Join(f.root, "app"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "app", ".env"), []byte("TOKEN="+secret+"\n"), 0o600))
+	cs := f.connect(t, &elicitor{}, nil)
+
+	res, text := call(t, cs, workspace.ToolReadFile, map[string]any{"path": "notes.md"})
+	require.False(t, res.IsError, text)
+	var rr workspace.ReadResult
+	structured(t, res, &rr)
+	assert.Contains(t, rr.Content, "hello world")
+	assert.Contains(t, text, "hello world")
+
+	res, text = call(t, cs, workspace.ToolReadFile, map[string]any{"path": "app/.env"})
+	assert.True(t, res.IsError, "a denied read is an error result")
+	assert.NotContains(t, text, secret)
+	assert.Contains(t, text, "[cordon] refused: read")
+	assert.Contains(t, text, ".env*", "the violation names the rule")
+
+	res, text = call(t, cs, workspace.ToolWriteFile, map[string]any{"path": "src/new.txt", "content": "fresh\n"})
+	require.False(t, res.IsError, text)
+	b, err := os.ReadFile(filepath.Join(f.root, "src", "new.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "fresh\n", string(b), "the write reached the disk")
+
+	res, text = call(t, cs, workspace.ToolEditFile, map[string]any{"path": "notes.md", "old_string": "hello world", "new_string": "hello mcp"})
+	require.False(t, res.IsError, text)
+	b, err = os.ReadFile(filepath.Join(f.root, "notes.md"))
+	require.NoError(t, err)
+	assert.Equal(t, "# notes\nhello mcp\n", string(b))
+
+	envHash := hashFile(t, filepath.Join(f.root, "app", ".env"))
+	res, _ = call(t, cs, workspace.ToolWriteFile, map[string]any{"path": "app/.env", "content": "x"})
+	assert.True(t, res.IsError, "a denied write is an error result")
+	assert.Equal(t, envHash, hashFile(t, filepath.Join(f.root, "app", ".env")), "the denied file is unchanged")
+
+	res, text = call(t, cs, workspace.ToolListFiles, map[string]any{"include_hidden": true})
+	require.False(t, res.IsError, text)
+	assert.Contains(t, text, "notes.md")
+
+	res, text = call(t, cs, workspace.ToolGrepFiles, map[string]any{"pattern": "mcp|TOKEN", "include_hidden": true})
+	require.False(t, res.IsError, text)
+	assert.Contains(t, text, "hello mcp")
+	assert.NotContains(t, text, secret, "grep skips the denied file")
+}
+
+// writeProbe writes probe.sh, which reads the root's notes and the
+// home's secret: the gate sees neither (it asks for the script itself), so
+// only the OS sandbox can stop the second read.
+func (f *fixture) writeProbe(t *testing.T) {
+	t.Helper()
+	script := "#!/bin/sh\ncat notes.md\ncat " + filepath.Join(f.home, ".ssh", "id_rsa") + "\necho probe-done\n"
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "probe.sh"), []byte(script), 0o755))
+}
+
+func TestShellSandboxed(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	f.writeProbe(t)
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+
+	res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": "cat notes.md"})
+	require.False(t, res.IsError, text)
+	var rr workspace.RunResult
+	structured(t, res, &rr)
+	assert.Equal(t, 0, rr.ExitCode)
+	assert.Contains(t, rr.Stdout, "hello world", "an allowed command reads the root")
+
+	e.answer(mcpserver.AnswerAllowOnce)
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "./probe.sh"})
+	require.False(t, res.IsError, text)
+	structured(t, res, &rr)
+	assert.Contains(t, rr.Stdout, "hello world", "allowed twin: the approved script reads the root")
+	assert.Contains(t, rr.Stdout, "probe-done", "the script ran to its end")
+	assert.NotContains(t, text, secret, "the kernel keeps the home's secret from an approved command")
+	assert.Contains(t, rr.Stderr, "id_rsa")
+}
+
+func TestAskElicitation(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+
+	// allow once: the command runs; the same command asks again.
+	e.answer(mcpserver.AnswerAllowOnce)
+	res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": "touch once.txt"})
+	require.False(t, res.IsError, text)
+	assert.Equal(t, 1, e.asked())
+	assert.NotEqual(t, "absent", hashFile(t, filepath.Join(f.root, "once.txt")), "the approved command ran")
+	assert.Contains(t, e.messages[0], "touch once.txt", "the elicitation names the command")
+	assert.Contains(t, e.messages[0], "landlock sandbox", "and says where it runs")
+
+	e.answer(mcpserver.AnswerDeny)
+	require.NoError(t, os.Remove(filepath.Join(f.root, "once.txt")))
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "touch once.txt"})
+	assert.True(t, res.IsError, "denied after allow once: %s", text)
+	assert.Equal(t, 2, e.asked(), "allow once is not remembered")
+	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "once.txt")), "the denied command did not run")
+	assert.Contains(t, text, "declined")
+
+	// decline (the form's own button) denies.
+	e.answer("")
+	res, _ = call(t, cs, workspace.ToolShell, map[string]any{"command": "touch declined.txt"})
+	assert.True(t, res.IsError)
+	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "declined.txt")))
+
+	// allow for the session: exactly this request, not another.
+	e.answer(mcpserver.AnswerAllowSession)
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "touch s.txt"})
+	require.False(t, res.IsError, text)
+	n := e.asked()
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "touch s.txt"})
+	require.False(t, res.IsError, text)
+	assert.Equal(t, n, e.asked(), "the session grant covers the same command")
+	e.answer(mcpserver.AnswerDeny)
+	res, _ = call(t, cs, workspace.ToolShell, map[string]any{"command": "touch t.txt"})
+	assert.True(t, res.IsError)
+	assert.Equal(t, n+1, e.asked(), "another command asks again")
+	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "t.txt")))
+
+	// a session grant ends with the session.
+	e2 := &elicitor{}
+	cs2 := f.connect(t, e2, nil)
+	e2.answer(mcpserver.AnswerDeny)
+	res, _ = call(t, cs2, workspace.ToolShell, map[string]any{"command": "touch s.txt"})
+	assert.True(t, res.IsError, "another session does not inherit the grant")
+	assert.Equal(t, 1, e2.asked())
+}
+
+func TestAskFallback(t *testing.T) {
+	x := newLandlock(t)
+	t.Run("deny", func(t *testing.T) {
+		f := newFixture(t, x, mcpserver.Config{})
+		cs := f.connect(t, nil, nil)
+		res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": "touch asked.txt"})
+		assert.True(t, res.IsError)
+		assert.Contains(t, text, "cannot ask the user", "the message says why, for the model to relay")
+		assert.Contains(t, text, "touch asked.txt")
+		assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "asked.txt")))
+	})
+	t.Run("allow", func(t *testing.T) {
+		f := newFixture(t, x, mcpserver.Config{OnAsk: mcpserver.AskAllow})
+		cs := f.connect(t, nil, nil)
+		res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": "touch asked.txt"})
+		require.False(t, res.IsError, text)
+		assert.NotEqual(t, "absent", hashFile(t, filepath.Join(f.root, "asked.txt")))
+		f.writeProbe(t)
+		res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "./probe.sh"})
+		require.False(t, res.IsError, text)
+		assert.Contains(t, text, "hello world", "allowed twin")
+		assert.NotContains(t, text, secret, "--on-ask allow approves asks; the sandbox still holds")
+	})
+}
+
+func TestBackgroundProcesses(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	logs := make(chan *mcp.LoggingMessageParams, 16)
+	cs := f.connect(t, &elicitor{}, logs)
+
+	res, text := call(t, cs, workspace.ToolSpawnProcess, map[string]any{"command": "sleep 1000"})
+	require.False(t, res.IsError, text)
+	var pi workspace.ProcessInfo
+	structured(t, res, &pi)
+	require.NotZero(t, pi.Pid)
+	require.NoError(t, syscall.Kill(pi.Pid, 0), "control: the process runs")
+
+	res, text = call(t, cs, workspace.ToolReadProcessOutput, map[string]any{"id": pi.ID})
+	require.False(t, res.IsError, text)
+	assert.Contains(t, text, `"status":"running"`)
+
+	res, text = call(t, cs, workspace.ToolKillProcess, map[string]any{"id": pi.ID})
+	require.False(t, res.IsError, text)
+	assert.True(t, gone(pi.Pid), "kill_process killed it")
+
+	// An exit reaches the client as a notification and as a status line on
+	// the next result.
+	res, text = call(t, cs, workspace.ToolSpawnProcess, map[string]any{"command": "echo bye; exit 3"})
+	require.False(t, res.IsError, text)
+	structured(t, res, &pi)
+	select {
+	case m := <-logs:
+		b, _ := json.Marshal(m.Data)
+		assert.Contains(t, string(b), `"event":"process_exited"`)
+		assert.Contains(t, string(b), pi.ID)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no notification of the exit")
+	}
+	_, text = call(t, cs, workspace.ToolListProcesses, nil)
+	assert.Contains(t, text, "[cordon] background process "+pi.ID)
+	assert.Contains(t, text, "exit code 3")
+	res, text = call(t, cs, workspace.ToolReadProcessOutput, map[string]any{"id": pi.ID})
+	require.False(t, res.IsError, text)
+	assert.Contains(t, text, "bye")
+}
+
+func TestDisconnectReaps(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	ct, st := mcp.NewInMemoryTransports()
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Run(context.Background(), st) }()
+	cs := f.dial(t, ct, &elicitor{}, nil)
+	res, text := call(t, cs, workspace.ToolSpawnProcess, map[string]any{"command": "sleep 1000"})
+	require.False(t, res.IsError, text)
+	var pi workspace.ProcessInfo
+	structured(t, res, &pi)
+	require.NoError(t, syscall.Kill(pi.Pid, 0), "control: the process runs")
+	require.NoError(t, cs.Close())
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after the client left")
+	}
+	assert.ErrorIs(t, syscall.Kill(pi.Pid, 0), syscall.ESRCH, "Run returned after reaping the session's processes")
+}
+
+func TestBadInput(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	cs := f.connect(t, &elicitor{}, nil)
+
+	_, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "no_such_tool", Arguments: map[string]any{}})
+	require.Error(t, err, "an unknown tool is a protocol error")
+	assert.Contains(t, err.Error(), "no_such_tool")
+
+	res, text := call(t, cs, workspace.ToolReadFile, map[string]any{"path": 42})
+	assert.True(t, res.IsError)
+	assert.Contains(t, text, "path")
+
+	res, text = call(t, cs, workspace.ToolReadFile, map[string]any{"path": "notes.md", "bogus": true})
+	assert.True(t, res.IsError, "unknown properties are refused: %s", text)
+
+	res, text = call(t, cs, workspace.ToolReadFile, map[string]any{})
+	assert.True(t, res.IsError)
+	assert.Contains(t, text, "missing")
+
+	res, text = call(t, cs, workspace.ToolReadFile, map[string]any{"path": "notes\x00.md"})
+	assert.True(t, res.IsError, "a path with NUL: %s", text)
+
+	huge := strings.Repeat("x", 3<<20)
+	res, text = call(t, cs, workspace.ToolWriteFile, map[string]any{"path": "huge.txt", "content": huge})
+	if res.IsError {
+		assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "huge.txt")), "a refused write leaves nothing: %s", text[:min(len(text), 200)])
+	} else {
+		assert.Equal(t, int64(len(huge)), fileSize(t, filepath.Join(f.root, "huge.txt")))
+	}
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "echo " + strings.Repeat("y", 1<<20)})
+	assert.NotEmpty(t, text)
+	_ = res
+
+	res, text = call(t, cs, workspace.ToolReadFile, map[string]any{"path": "notes.md"})
+	require.False(t, res.IsError, "the server keeps serving: %s", text)
+}
+
+func fileSize(t *testing.T, p string) int64 {
+	t.Helper()
+	st, err := os.Stat(p)
+	require.NoError(t, err)
+	return st.Size()
+}
+
+func TestHTTPSessions(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	hs := httptest.NewServer(f.srv.HTTPHandler(nil))
+	defer hs.Close()
+
+	a := f.dial(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, &elicitor{}, nil)
+	b := f.dial(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, &elicitor{}, nil)
+	defer b.Close()
+
+	res, text := call(t, a, workspace.ToolSpawnProcess, map[string]any{"command": "sleep 1000"})
+	require.False(t, res.IsError, text)
+	var pi workspace.ProcessInfo
+	structured(t, res, &pi)
+
+	_, text = call(t, b, workspace.ToolListProcesses, nil)
+	assert.NotContains(t, text, "sleep 1000", "a second client has its own session")
+	_, text = call(t, a, workspace.ToolListProcesses, nil)
+	assert.Contains(t, text, "sleep 1000", "control: the first client sees its process")
+
+	// concurrent calls on one session
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := b.CallTool(t.Context(), &mcp.CallToolParams{Name: workspace.ToolWriteFile, Arguments: map[string]any{"path": "c.txt", "content": strings.Repeat(string(rune('a'+i)), 1000)}})
+			if assert.NoError(t, err) {
+				assert.False(t, res.IsError)
+			}
+		}()
+	}
+	wg.Wait()
+	b2, err := os.ReadFile(filepath.Join(f.root, "c.txt"))
+	require.NoError(t, err)
+	assert.Len(t, b2, 1000)
+	assert.Equal(t, strings.Repeat(string(b2[0]), 1000), string(b2), "one whole write won")
+
+	require.NoError(t, a.Close())
+	assert.True(t, gone(pi.Pid), "ending the HTTP session kills its processes")
+}
