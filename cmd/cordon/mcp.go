@@ -130,7 +130,7 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 	}
 	defer srv.Close()
 	if o.httpAddr == "" {
-		return srv.Run(ctx, &mcp.StdioTransport{})
+		return srv.Run(ctx, &mcpserver.StdioTransport{})
 	}
 	return a.serveHTTP(ctx, o, srv, token, log)
 }
