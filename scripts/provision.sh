@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # provision.sh: install what the tests need, when this machine allows it.
 #
-#   scripts/provision.sh [test]   bubblewrap, docker.io, busybox-static, util-linux (setpriv)
+#   scripts/provision.sh [test]   bubblewrap, docker.io, busybox-static, util-linux (setpriv),
+#                                 strace, dash, nodejs and npm
 #   scripts/provision.sh lint     shellcheck
 #
 # Packages are installed only when missing and only as root with apt-get
@@ -31,6 +32,11 @@ missing_for_test() {
 	have strace || echo "strace:bwrap"
 	have dash || echo "dash:bwrap"
 	have busybox || static_busybox >/dev/null || echo "busybox-static:bwrap"
+	# cmd/cordon's TypeScript MCP client test (scripts/mcp-ts.sh installs
+	# the SDK with npm); it runs against the landlock backend. npm is
+	# asked for only when missing: some node builds ship it inside nodejs.
+	have node || echo "nodejs:landlock"
+	have npm || echo "npm:landlock"
 }
 
 case "$what" in

@@ -8,6 +8,7 @@
 # Environment for COMMAND (when Docker could be provided):
 #   DOCKER_HOST          unix:// socket of the private dockerd
 #   CORDON_DOCKER_IMAGE  the local test image (busybox, imported, no registry)
+#   CORDON_MCP_TS_DIR    where scripts/mcp-ts.sh installed the TypeScript MCP SDK
 # plus whatever the caller set (CORDON_REQUIRE is passed through).
 #
 # Knobs: CORDON_PROVISION=0 skips package installation; CORDON_DOCKER=off
@@ -66,6 +67,14 @@ else
 		set +a
 	fi
 	[ "$docker_mode" != external ] || started=
+fi
+# The TypeScript MCP SDK for cmd/cordon's client test (see mcp-ts.sh).
+mrc=0
+"$scripts/mcp-ts.sh" || mrc=$?
+if [ "$mrc" -eq 0 ]; then
+	export CORDON_MCP_TS_DIR="$BUILD_DIR/mcp-ts"
+elif [ "$mrc" -ne 2 ]; then
+	exit "$mrc"
 fi
 log "timing: packages $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1fs", b - a }'), provisioning in all $(since "$t0")"
 log "env: DOCKER_HOST=${DOCKER_HOST:-} CORDON_DOCKER_IMAGE=${CORDON_DOCKER_IMAGE:-} CORDON_REQUIRE=${CORDON_REQUIRE:-}"
