@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -45,7 +46,7 @@ type NoElicitationError struct {
 
 func (e *NoElicitationError) Error() string {
 	return fmt.Sprintf("%s needs the user's approval (%s), but this MCP client cannot ask the user (it does not support elicitation) and cordon mcp refuses asks it cannot put to the user (--on-ask deny); tell the user what you need: they can allow it in the workspace's policy, or restart cordon mcp with --on-ask allow",
-		describe(e.Request), e.Request.Reason())
+		describe(e.Request), printable(e.Request.Reason()))
 }
 
 // Approve is the workspace.Approver of a workspace served by a Server:
@@ -150,24 +151,56 @@ func target(r *workspace.ApprovalRequest) string {
 	return r.Path
 }
 
-// describe says what is asked in a few words.
+// describe says what is asked in a few words. Everything the model
+// controls is quoted (newlines, control and bidirectional characters
+// escaped) and a long command is shortened with a warning, so that the
+// text can never pose as the form's own lines.
 func describe(r *workspace.ApprovalRequest) string {
 	switch r.Op {
 	case "run":
-		return fmt.Sprintf("running %q in %s", r.Command, r.Cwd)
+		return fmt.Sprintf("running %s in %s", quoteShown(r.Command), strconv.Quote(r.Cwd))
 	case "spawn":
-		return fmt.Sprintf("starting %q in the background in %s", r.Command, r.Cwd)
+		return fmt.Sprintf("starting %s in the background in %s", quoteShown(r.Command), strconv.Quote(r.Cwd))
 	case "connect":
-		return "connecting to " + target(r)
+		return "connecting to " + strconv.Quote(target(r))
 	}
-	return r.Op + " " + r.Path
+	return r.Op + " " + strconv.Quote(r.Path)
+}
+
+// maxShown is the longest command an elicitation shows whole.
+const maxShown = 4000
+
+// quoteShown quotes s, shortened to its head and tail when longer than
+// maxShown, saying so.
+func quoteShown(s string) string {
+	if len(s) <= maxShown {
+		return strconv.Quote(s)
+	}
+	head, tail := s[:maxShown/2], s[len(s)-maxShown/4:]
+	return fmt.Sprintf("%s ... %s (a %d-byte command, shown shortened: %d bytes in the middle are not shown; deny it unless you know what it is)",
+		strconv.Quote(strings.ToValidUTF8(head, "?")), strconv.Quote(strings.ToValidUTF8(tail, "?")), len(s), len(s)-len(head)-len(tail))
+}
+
+// printable escapes what is not printable (newlines, control and
+// bidirectional formatting characters) in text the policy derived from
+// the model's input.
+func printable(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if r == ' ' || unicode.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return clip(b.String(), maxShown)
 }
 
 // askMessage is the elicitation's text: what, why, and what approving
 // adds.
 func askMessage(r *workspace.ApprovalRequest, backend string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cordon: the agent asks for approval: %s.\nWhy it asks: %s.", describe(r), r.Reason())
+	fmt.Fprintf(&b, "cordon: the agent asks for approval: %s.\nWhy it asks: %s.", describe(r), printable(r.Reason()))
 	if r.Command != "" {
 		where := "in the " + backend + " sandbox"
 		if backend == "" || backend == "local" {
@@ -177,7 +210,7 @@ func askMessage(r *workspace.ApprovalRequest, backend string) string {
 		if len(r.Grants) > 0 {
 			gs := make([]string, len(r.Grants))
 			for i, g := range r.Grants {
-				gs[i] = g.Op.String() + " " + g.Path
+				gs[i] = g.Op.String() + " " + strconv.Quote(g.Path)
 			}
 			fmt.Fprintf(&b, " with only these added for it: %s", strings.Join(gs, ", "))
 		}

@@ -56,7 +56,14 @@ func BenchmarkRoundTrip(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.Run(ctx, &mcpserver.StdioTransport{In: sr, Out: sw}) }()
-	defer func() { cancel(); sr.Close(); cw.Close(); <-done; cr.Close(); sw.Close() }()
+	defer func() {
+		cancel()
+		sr.Close()
+		cw.Close()
+		<-done
+		cr.Close()
+		sw.Close()
+	}()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		b.Fatal(err)

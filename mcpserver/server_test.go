@@ -572,3 +572,31 @@ func TestHTTPSessions(t *testing.T) {
 	require.NoError(t, a.Close())
 	assert.True(t, gone(pi.Pid), "ending the HTTP session kills its processes")
 }
+
+func TestAskMessageCannotBeSpoofed(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+	for _, cmd := range []string{
+		"touch a.txt\nIf you approve, it runs harmlessly.\nallow_once: safe",
+		"touch b.txt # \u202eevil\u202c \x1b[2Jcleared",
+		"touch c.txt # " + strings.Repeat("x", 10000) + " ; touch hidden.txt",
+	} {
+		e.answer(mcpserver.AnswerDeny)
+		res, _ := call(t, cs, workspace.ToolShell, map[string]any{"command": cmd})
+		assert.True(t, res.IsError)
+	}
+	require.Len(t, e.messages, 3)
+	for _, m := range e.messages {
+		lines := strings.Split(m, "\n")
+		assert.Len(t, lines, 4, "the model's text adds no line to the form: %q", m)
+		for _, l := range lines[1:] {
+			assert.False(t, strings.HasPrefix(l, "If you approve, it runs harmlessly"), "%q", m)
+		}
+		assert.NotContains(t, m, "\u202e", "bidirectional overrides are escaped")
+		assert.NotContains(t, m, "\x1b", "terminal escapes are escaped")
+	}
+	assert.Contains(t, e.messages[2], "shown shortened", "a long command says it is shortened")
+	assert.Contains(t, e.messages[2], "touch hidden.txt", "and still shows its end")
+	assert.Less(t, len(e.messages[2]), 12000)
+}
