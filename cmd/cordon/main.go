@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,23 +98,4 @@ setup error.`,
 	return root
 }
 
-func (a *app) versionCommand() *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "version [--json]",
-		Short: "Print the module version, commit, Go version and the backends built in",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			v := buildinfo.Read()
-			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(v)
-			}
-			v.Print(a.stdout, "cordon")
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	return cmd
-}
+func (a *app) versionCommand() *cobra.Command { return buildinfo.Command("cordon", a.stdout) }

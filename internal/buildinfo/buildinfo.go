@@ -4,10 +4,13 @@
 package buildinfo
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
 
 	"github.com/cordon-sandbox/cordon/internal/backends"
 )
@@ -77,4 +80,28 @@ func (v Info) Print(w io.Writer, program string) {
 	if len(v.NotBuilt) > 0 {
 		fmt.Fprintf(w, "not built: %v (other platforms or build tags)\n", v.NotBuilt)
 	}
+}
+
+// Command is the `version [--json]` subcommand of program, writing to
+// stdout.
+func Command(program string, stdout io.Writer) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "version [--json]",
+		Short: "Print the module version, commit, Go version and the backends built in",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			v := Read()
+			if !asJSON {
+				v.Print(stdout, program)
+				return nil
+			}
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			enc.SetEscapeHTML(false)
+			return enc.Encode(v)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
 }
