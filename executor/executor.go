@@ -36,8 +36,9 @@ type Request struct {
 	// with an omission marker); 0 means DefaultOutputLimit.
 	OutputLimit int
 	// AskNetwork answers the network allow-list's asks (network.unknown:
-	// ask) for hosts this command connects to; the executor remembers
-	// each answer per host:port for its lifetime. Nil refuses them.
+	// ask) for hosts this command connects to; each answer holds per
+	// host:port for this command only (never for another command). Nil
+	// refuses them.
 	AskNetwork func(ctx context.Context, host string, port uint16) bool
 }
 

@@ -9,8 +9,8 @@
 // interception: a tunnel is decided by the host and port the client names.
 //
 // Each connection is decided by policy.Checker.DecideHost: network.deny,
-// then network.allow, then network.unknown (ask goes to Config.Ask, once
-// per host:port for the proxy's lifetime, which is the session's). An
+// then network.allow, then network.unknown (ask goes to the Session's
+// Ask, once per host:port for that Session's lifetime). An
 // allowed name is then resolved by the proxy itself, and the proxy
 // connects to the addresses it checked — never to a name the client
 // resolves again — so a name that resolves, or rebinds, to a loopback,
@@ -33,10 +33,12 @@
 // the Session that accepted the connection, so an executor reports the
 // decisions each command caused.
 //
-// Asks are put to Config.Ask (or the session's) once per host:port per
-// proxy — asks for the same host:port wait for the first answer, others
+// Asks are put to the Session's Ask (or Config.Ask) once per host:port per
+// Session — asks for the same host:port wait for the first answer, others
 // do not wait — so a command that names many unknown hosts causes one
-// prompt per host.
+// prompt per host. Answers are never shared between Sessions: an executor
+// serves each command in a Session of its own, so an answer for one
+// command (or one caller's command) never decides another's.
 //
 // A hostile client must not exhaust the host process: connections are
 // capped per session — per command — (Config.MaxConns) and for the whole
@@ -93,8 +95,9 @@ const (
 type Config struct {
 	// Checker decides connections of sessions that bring none.
 	Checker *policy.Checker
-	// Ask is asked for a host:port the policy answers ask for; its answer
-	// holds for the proxy's lifetime. Nil refuses every ask.
+	// Ask is asked for a host:port the policy answers ask for, for
+	// Sessions that bring none; its answer holds for the Session that
+	// asked. Nil refuses every ask.
 	Ask func(ctx context.Context, host string, port uint16) bool
 	// Resolve resolves a host name; nil uses net.DefaultResolver. Tests
 	// map test names to loopback addresses with it.
@@ -150,11 +153,9 @@ type Proxy struct {
 	cfg Config
 	// sem caps the connections of all sessions together; each session
 	// has its own cap too, so one command cannot starve the others.
-	sem   chan struct{}
-	tr    *http.Transport
-	self  func() map[netip.Addr]bool
-	askMu sync.Mutex
-	asked map[string]*askEntry
+	sem  chan struct{}
+	tr   *http.Transport
+	self func() map[netip.Addr]bool
 }
 
 // totalConnsFactor is how many sessions' worth of connections the proxy
@@ -196,7 +197,7 @@ func New(cfg Config) (*Proxy, error) {
 		d := &net.Dialer{}
 		cfg.Dial = d.DialContext
 	}
-	p := &Proxy{cfg: cfg, sem: make(chan struct{}, cfg.MaxConns*totalConnsFactor), asked: map[string]*askEntry{}}
+	p := &Proxy{cfg: cfg, sem: make(chan struct{}, cfg.MaxConns*totalConnsFactor)}
 	p.self = cachedFor(10*time.Second, ownAddrs)
 	p.tr = &http.Transport{
 		DialContext:            p.dialChecked,
@@ -267,8 +268,9 @@ func (p *Proxy) special(a netip.Addr) bool {
 		!a.IsGlobalUnicast() || p.self()[a]
 }
 
-// decide judges host:port: the policy, then the approver for an ask.
-func (p *Proxy) decide(ctx context.Context, sc SessionConfig, host string, port uint16) (*policy.HostVerdict, error) {
+// decide judges host:port for s: the policy, then s's approver for an ask.
+func (s *Session) decide(ctx context.Context, host string, port uint16) (*policy.HostVerdict, error) {
+	sc := s.sc
 	if sc.Checker == nil {
 		return nil, errors.New("netproxy: no policy checker for this session")
 	}
@@ -280,13 +282,13 @@ func (p *Proxy) decide(ctx context.Context, sc SessionConfig, host string, port 
 		return v, nil
 	}
 	key := net.JoinHostPort(v.Host, strconv.Itoa(int(port)))
-	p.askMu.Lock()
-	e := p.asked[key]
+	s.askMu.Lock()
+	e := s.asked[key]
 	if e == nil {
 		e = &askEntry{}
-		p.asked[key] = e
+		s.asked[key] = e
 	}
-	p.askMu.Unlock()
+	s.askMu.Unlock()
 	// Only asks for the same host:port wait for one another.
 	e.once.Do(func() { e.yes = sc.Ask != nil && sc.Ask(ctx, v.Host, port) })
 	if e.yes {
@@ -447,6 +449,9 @@ type Session struct {
 	// base ends when the session is closed.
 	base   context.Context
 	cancel context.CancelFunc
+	// asked holds this session's asks, per host:port.
+	askMu sync.Mutex
+	asked map[string]*askEntry
 }
 
 // maxEvents bounds the events kept per session; later ones are logged
@@ -459,7 +464,7 @@ type SessionConfig struct {
 	// Checker decides this session's connections.
 	Checker *policy.Checker
 	// Ask is asked for this session's asks (the answer is remembered by
-	// the proxy, per host:port).
+	// the session, per host:port).
 	Ask func(ctx context.Context, host string, port uint16) bool
 }
 
@@ -471,7 +476,7 @@ func (p *Proxy) Serve(l net.Listener, sc SessionConfig) *Session {
 	if sc.Ask == nil {
 		sc.Ask = p.cfg.Ask
 	}
-	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{},
+	s := &Session{p: p, l: l, sc: sc, ch: make(chan net.Conn), open: map[net.Conn]struct{}{}, asked: map[string]*askEntry{},
 		draining: make(chan struct{}), done: make(chan struct{}), accepted: make(chan struct{}), idle: make(chan struct{}, 1), sem: make(chan struct{}, p.cfg.MaxConns)}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.srv = &http.Server{
@@ -746,7 +751,7 @@ func (s *Session) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "cordon: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	v, err := s.p.decide(r.Context(), s.sc, host, port)
+	v, err := s.decide(r.Context(), host, port)
 	if err != nil {
 		http.Error(w, "cordon: "+err.Error(), http.StatusBadRequest)
 		return

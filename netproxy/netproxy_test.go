@@ -244,6 +244,34 @@ func TestAskOncePerHostPort(t *testing.T) {
 	assert.Zero(t, no.canary.conns.Load())
 }
 
+// TestAsksNotSharedBetweenSessions: an answer holds for the session that
+// asked; another session of the same proxy (another command, perhaps
+// another caller's) is asked again and gets its own answer.
+func TestAsksNotSharedBetweenSessions(t *testing.T) {
+	yes := newFixture(t, policy.HostRules{Allow: []string{"127.0.0.1:PORT"}, Unknown: policy.Ask}, true)
+	code, _ := yes.httpGet(t, "asked.test")
+	require.Equal(t, 200, code, "control: the first session's yes opens the host")
+	require.Equal(t, int64(1), yes.asked.Load())
+
+	var askedNo atomic.Int64
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	other := yes.px.Serve(l, netproxy.SessionConfig{Ask: func(context.Context, string, uint16) bool {
+		askedNo.Add(1)
+		return false
+	}})
+	defer other.Close()
+	second := &fixture{canary: yes.canary, proxy: l.Addr().String(), px: yes.px, sess: other}
+	conns := yes.canary.conns.Load()
+	code, body := second.connect(t, "asked.test")
+	assert.Equal(t, http.StatusForbidden, code, "the other session's no decides its connection: %s", body)
+	assert.Equal(t, int64(1), askedNo.Load(), "the other session is asked itself")
+	assert.Equal(t, conns, yes.canary.conns.Load(), "nothing reached the host through the other session")
+	code, _ = yes.httpGet(t, "asked.test")
+	assert.Equal(t, 200, code, "the first session keeps its own answer")
+	assert.Equal(t, int64(1), yes.asked.Load())
+}
+
 func TestBadInput(t *testing.T) {
 	f := newFixture(t, policy.HostRules{Allow: []string{"allowed.test", "127.0.0.1:PORT"}}, false)
 	raw := func(req string) string {

@@ -96,7 +96,7 @@ func (s *Session) socks(c *peekConn) {
 	}
 	_ = c.SetReadDeadline(time.Time{})
 	ctx := s.base
-	v, err := s.p.decide(ctx, s.sc, host, port)
+	v, err := s.decide(ctx, host, port)
 	if err != nil {
 		socksReply(c, socksAddrUnsupported)
 		return

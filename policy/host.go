@@ -28,7 +28,8 @@ type HostRules struct {
 	Deny []string `yaml:"deny,omitempty" json:"deny,omitempty"`
 	// Unknown decides a host neither list names: Deny (the zero value) or
 	// Ask (the workspace's approver is asked, once per host:port per
-	// session).
+	// command; an approver may remember answers for longer, as cordon
+	// mcp's "allow for this session" does).
 	Unknown Decision `yaml:"unknown,omitempty" json:"unknown,omitempty"`
 }
 

@@ -69,7 +69,7 @@ func hostReason(v *policy.HostVerdict) string {
 }
 
 // askNetwork answers the allow-list proxy's asks for a command through
-// the approver; the executor remembers the answer per host:port.
+// the approver; the answer holds per host:port for that command.
 func (s *Session) askNetwork(ctx context.Context, host string, port uint16) bool {
 	v, err := s.ws.checker.DecideHost(host, port)
 	if err != nil {
