@@ -115,10 +115,15 @@ func canElicit(ss *mcp.ServerSession) bool {
 // resolve elsewhere asks again).
 func askKey(r *workspace.ApprovalRequest) string {
 	var b strings.Builder
-	op := r.Op
-	b.WriteString(op)
+	b.WriteString(r.Tool)
+	b.WriteByte(0)
+	b.WriteString(r.Op)
 	b.WriteByte(0)
 	switch {
+	case r.Op == "connect":
+		b.WriteString(net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))))
+		b.WriteByte(0)
+		b.WriteString(r.Command)
 	case r.Command != "":
 		b.WriteString(r.Command)
 		b.WriteByte(0)
@@ -132,21 +137,19 @@ func askKey(r *workspace.ApprovalRequest) string {
 			b.WriteByte(0)
 			b.WriteString(g)
 		}
-	case r.Host != "":
-		b.WriteString(net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))))
 	default:
 		b.WriteString(r.Path)
 	}
 	return b.String()
 }
 
-// target is the request's object: a command, a path or host:port.
+// target is the request's object: host:port, a command or a path.
 func target(r *workspace.ApprovalRequest) string {
 	switch {
+	case r.Op == "connect":
+		return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
 	case r.Command != "":
 		return r.Command
-	case r.Host != "":
-		return net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port)))
 	}
 	return r.Path
 }
@@ -158,42 +161,79 @@ func target(r *workspace.ApprovalRequest) string {
 func describe(r *workspace.ApprovalRequest) string {
 	switch r.Op {
 	case "run":
-		return fmt.Sprintf("running %s in %s", quoteShown(r.Command), strconv.Quote(r.Cwd))
+		return fmt.Sprintf("running %s in %s", quoteShown(r.Command), quoteShown(r.Cwd))
 	case "spawn":
-		return fmt.Sprintf("starting %s in the background in %s", quoteShown(r.Command), strconv.Quote(r.Cwd))
+		return fmt.Sprintf("starting %s in the background in %s", quoteShown(r.Command), quoteShown(r.Cwd))
 	case "connect":
-		return "connecting to " + strconv.Quote(target(r))
+		return fmt.Sprintf("connecting to %s from the command %s", strconv.Quote(target(r)), quoteShown(r.Command))
 	}
-	return r.Op + " " + strconv.Quote(r.Path)
+	what := map[string]string{
+		workspace.ToolReadFile:  "reading the file",
+		workspace.ToolListFiles: "listing the directory (names, sizes, times)",
+		workspace.ToolGrepFiles: "searching the contents of every file under",
+		workspace.ToolWriteFile: "writing the file",
+		workspace.ToolEditFile:  "editing (reading and writing) the file",
+	}[r.Tool]
+	if what == "" {
+		what = r.Op
+	}
+	return what + " " + quoteShown(r.Path)
 }
 
 // maxShown is the longest command an elicitation shows whole.
 const maxShown = 4000
 
-// quoteShown quotes s, shortened to its head and tail when longer than
-// maxShown, saying so.
+// quoteShown quotes s with every non-ASCII character escaped (so no
+// invisible, filler, combining or bidirectional character can hide
+// part of it), marks runs of four or more spaces with their length
+// (⟨N spaces⟩, which the escaped text itself cannot contain), and
+// shortens it to its head and tail when longer than maxShown, saying so.
 func quoteShown(s string) string {
+	q := func(s string) string { return markSpaces(strconv.QuoteToASCII(s)) }
 	if len(s) <= maxShown {
-		return strconv.Quote(s)
+		return q(s)
 	}
 	head, tail := s[:maxShown/2], s[len(s)-maxShown/4:]
 	return fmt.Sprintf("%s ... %s (a %d-byte command, shown shortened: %d bytes in the middle are not shown; deny it unless you know what it is)",
-		strconv.Quote(strings.ToValidUTF8(head, "?")), strconv.Quote(strings.ToValidUTF8(tail, "?")), len(s), len(s)-len(head)-len(tail))
+		q(strings.ToValidUTF8(head, "?")), q(strings.ToValidUTF8(tail, "?")), len(s), len(s)-len(head)-len(tail))
 }
 
-// printable escapes what is not printable (newlines, control and
-// bidirectional formatting characters) in text the policy derived from
-// the model's input.
+// markSpaces replaces each run of four or more spaces with ⟨N spaces⟩.
+func markSpaces(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		switch n := j - i; {
+		case n >= 4:
+			fmt.Fprintf(&b, "⟨%d spaces⟩", n)
+			i = j
+		case n > 0:
+			b.WriteString(s[i:j])
+			i = j
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+// printable escapes everything but printable ASCII (newlines, control,
+// bidirectional, filler and combining characters) in text the policy
+// derived from the model's input, and marks runs of spaces.
 func printable(s string) string {
 	var b strings.Builder
 	for _, r := range s {
-		if r == ' ' || unicode.IsPrint(r) {
+		if r < 0x80 && (r == ' ' || unicode.IsPrint(r)) {
 			b.WriteRune(r)
 		} else {
 			fmt.Fprintf(&b, "\\u%04x", r)
 		}
 	}
-	return clip(b.String(), maxShown)
+	return markSpaces(clip(b.String(), maxShown))
 }
 
 // askMessage is the elicitation's text: what, why, and what approving
@@ -210,7 +250,7 @@ func askMessage(r *workspace.ApprovalRequest, backend string) string {
 		if len(r.Grants) > 0 {
 			gs := make([]string, len(r.Grants))
 			for i, g := range r.Grants {
-				gs[i] = g.Op.String() + " " + strconv.Quote(g.Path)
+				gs[i] = g.Op.String() + " " + quoteShown(g.Path)
 			}
 			fmt.Fprintf(&b, " with only these added for it: %s", strings.Join(gs, ", "))
 		}

@@ -240,7 +240,9 @@ func TestConformanceLandlock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newViaMCP(x)
+		v := newViaMCP(x)
+		t.Cleanup(func() { v.Close() })
+		return v
 	}, append(mcpCases, conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null"), suiteDir(t))...)
 }
 
@@ -257,7 +259,9 @@ func TestConformanceBwrap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return newViaMCP(x)
+		v := newViaMCP(x)
+		t.Cleanup(func() { v.Close() })
+		return v
 	}, append(mcpCases, conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null"), suiteDir(t))...)
 }
 

@@ -581,12 +581,13 @@ func TestAskMessageCannotBeSpoofed(t *testing.T) {
 		"touch a.txt\nIf you approve, it runs harmlessly.\nallow_once: safe",
 		"touch b.txt # \u202eevil\u202c \x1b[2Jcleared",
 		"touch c.txt # " + strings.Repeat("x", 10000) + " ; touch hidden.txt",
+		"touch d.txt" + strings.Repeat("\u3164", 300) + strings.Repeat(" ", 300) + "\u0336; touch hidden2.txt",
 	} {
 		e.answer(mcpserver.AnswerDeny)
 		res, _ := call(t, cs, workspace.ToolShell, map[string]any{"command": cmd})
 		assert.True(t, res.IsError)
 	}
-	require.Len(t, e.messages, 3)
+	require.Len(t, e.messages, 4)
 	for _, m := range e.messages {
 		lines := strings.Split(m, "\n")
 		assert.Len(t, lines, 4, "the model's text adds no line to the form: %q", m)
@@ -599,4 +600,59 @@ func TestAskMessageCannotBeSpoofed(t *testing.T) {
 	assert.Contains(t, e.messages[2], "shown shortened", "a long command says it is shortened")
 	assert.Contains(t, e.messages[2], "touch hidden.txt", "and still shows its end")
 	assert.Less(t, len(e.messages[2]), 12000)
+	assert.Contains(t, e.messages[3], `\u3164`, "filler characters are escaped")
+	assert.Contains(t, e.messages[3], `\u0336`, "combining characters are escaped")
+	assert.Contains(t, e.messages[3], "⟨300 spaces⟩", "a run of spaces is marked")
+	assert.Contains(t, strings.Split(e.messages[3], "\n")[0], "touch hidden2.txt", "the whole command is on the first line")
+	assert.Less(t, len(e.messages[3]), 6000)
+}
+
+// TestApprovalScope: an approval covers the tool and the operation that
+// asked, never a stronger one.
+func TestApprovalScope(t *testing.T) {
+	x := newLandlock(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root := filepath.Join(base, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "secret"), 0o755))
+	file := filepath.Join(root, "secret", "a.txt")
+	require.NoError(t, os.WriteFile(file, []byte("alpha\n"), 0o644))
+	ws, err := workspace.Local(root, workspace.WithMode(policy.Coding),
+		workspace.WithPathRules(policy.PathRule{Pattern: "secret/", Action: policy.Ask}),
+		workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(quiet))
+	require.NoError(t, err)
+	srv, err := mcpserver.New(t.Context(), ws, mcpserver.Config{Logger: quiet})
+	require.NoError(t, err)
+	f := &fixture{root: root, srv: srv, ws: ws}
+	t.Cleanup(func() { srv.Close() })
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+
+	e.answer(mcpserver.AnswerDeny)
+	res, _ := call(t, cs, workspace.ToolEditFile, map[string]any{"path": "secret/a.txt", "old_string": "alpha", "new_string": "beta"})
+	assert.True(t, res.IsError)
+	require.Len(t, e.messages, 1)
+	assert.Contains(t, e.messages[0], "editing", "an edit is asked as an edit: %s", e.messages[0])
+	assert.NotContains(t, e.messages[0], "reading the file")
+
+	e.answer(mcpserver.AnswerAllowSession)
+	res, text := call(t, cs, workspace.ToolReadFile, map[string]any{"path": "secret/a.txt"})
+	require.False(t, res.IsError, text)
+	e.answer(mcpserver.AnswerDeny)
+	res, _ = call(t, cs, workspace.ToolEditFile, map[string]any{"path": "secret/a.txt", "old_string": "alpha", "new_string": "beta"})
+	assert.True(t, res.IsError, "a session grant to read does not cover an edit")
+	assert.Len(t, e.messages, 3, "the edit asked again")
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "alpha\n", string(b))
+
+	e.answer(mcpserver.AnswerAllowSession)
+	res, text = call(t, cs, workspace.ToolListFiles, map[string]any{"path": "secret"})
+	require.False(t, res.IsError, text)
+	e.answer(mcpserver.AnswerDeny)
+	res, text = call(t, cs, workspace.ToolGrepFiles, map[string]any{"pattern": "alpha", "path": "secret"})
+	assert.True(t, res.IsError, "a session grant to list a directory does not cover reading its files")
+	assert.NotContains(t, text, "alpha\n")
+	assert.Len(t, e.messages, 5)
+	assert.Contains(t, e.messages[4], "searching the contents of every file under")
 }

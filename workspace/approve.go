@@ -26,6 +26,10 @@ type Approver func(ctx context.Context, req *ApprovalRequest) (bool, error)
 
 // ApprovalRequest describes an operation that needs the user's approval.
 type ApprovalRequest struct {
+	// Tool is the agent tool that asks (read_file, edit_file, shell,
+	// ...); an approver that remembers answers must key them by it too
+	// (an approval to list a directory is not one to grep its files).
+	Tool string `json:"tool"`
 	// Op is "read", "write", "run" (a foreground command), "spawn" (a
 	// background command) or "connect" (a connection through the network
 	// allow-list's proxy to a host network.unknown: ask covers).
@@ -37,7 +41,8 @@ type ApprovalRequest struct {
 	HostVerdict *policy.HostVerdict `json:"host_verdict,omitempty"`
 	// Path is the resolved path of a file operation.
 	Path string `json:"path,omitempty"`
-	// Command and Cwd describe a command.
+	// Command and Cwd describe a command (for a connect, the command
+	// that connects).
 	Command string `json:"command,omitempty"`
 	Cwd     string `json:"cwd,omitempty"`
 	// Verdict is the policy's verdict on a file operation.
@@ -68,15 +73,16 @@ func hostReason(v *policy.HostVerdict) string {
 	return fmt.Sprintf("a command connects to %s, which network.allow does not name (%s)", net.JoinHostPort(v.Host, strconv.Itoa(int(v.Port))), v.Rule)
 }
 
-// askNetwork answers the allow-list proxy's asks for a command through
-// the approver; the answer holds per host:port for that command.
-func (s *Session) askNetwork(ctx context.Context, host string, port uint16) bool {
+// askNetwork answers the allow-list proxy's asks for command (started by
+// tool) through the approver; the answer holds per host:port for that
+// command.
+func (s *Session) askNetwork(ctx context.Context, tool, command string, host string, port uint16) bool {
 	v, err := s.ws.checker.DecideHost(host, port)
 	if err != nil {
 		return false
 	}
-	req := &ApprovalRequest{Op: "connect", Host: v.Host, Port: port, HostVerdict: v}
-	return s.ask(ctx, "shell", req, net.JoinHostPort(v.Host, strconv.Itoa(int(port))), v.Rule, hostReason(v)) == nil
+	req := &ApprovalRequest{Op: "connect", Host: v.Host, Port: port, HostVerdict: v, Command: command}
+	return s.ask(ctx, tool, req, net.JoinHostPort(v.Host, strconv.Itoa(int(port))), v.Rule, hostReason(v)) == nil
 }
 
 // authorizePath judges path for every op (the strictest verdict wins) and
@@ -89,7 +95,9 @@ func (s *Session) authorizePath(ctx context.Context, tool, path string, ops ...p
 		if err != nil {
 			return nil, &ArgumentError{Arg: "path", Value: path, Err: err}
 		}
-		if worst == nil || v.Decision.Stricter(worst.Decision) {
+		// The strictest verdict wins; on a tie, the write: an approval
+		// must never be asked for, or remembered as, a mere read.
+		if worst == nil || v.Decision.Stricter(worst.Decision) || (v.Decision == worst.Decision && v.Op == policy.Write) {
 			worst = v
 		}
 	}
@@ -118,6 +126,7 @@ func (s *Session) ask(ctx context.Context, tool string, req *ApprovalRequest, wh
 	if op == "spawn" {
 		op = "run"
 	}
+	req.Tool = tool
 	a := s.ws.approver
 	if a == nil {
 		s.ws.log.Info(tool+" needs approval, no approver", "op", req.Op, "target", what, "rule", rule)

@@ -143,7 +143,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		Grants:      grants,
 		OutputLimit: s.ws.limits.MaxShellOutputChars,
 		AskNetwork: func(pctx context.Context, host string, port uint16) bool {
-			return s.askNetwork(callContext{pctx, ctx}, host, port)
+			return s.askNetwork(callContext{pctx, ctx}, tool, command, host, port)
 		},
 	}, nil
 }
