@@ -33,9 +33,17 @@ func main() {
 }
 
 // main1 runs cordon with os.Args and returns the exit status.
+//
+// SIGINT, SIGTERM and SIGHUP (the terminal or the client going away) end
+// it cleanly: every session's processes are killed and reaped first.
+// SIGPIPE is caught, not left to kill the program: a client that closes
+// its end of stdout would otherwise make the next write kill cordon before
+// it could reap anything. (Caught, not ignored: an ignored signal would
+// stay ignored in every command cordon runs.)
 func main1() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 	return newApp(os.Stdin, os.Stdout, os.Stderr).execute(ctx, os.Args[1:])
 }
 

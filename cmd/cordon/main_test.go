@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -261,7 +262,63 @@ func TestStdioBadInput(t *testing.T) {
 	}
 }
 
-func TestSIGTERMReaps(t *testing.T) {
+// spawnVia starts cordon mcp on pipes (--on-ask allow), spawns a
+// sleeper through a Go SDK client and returns both.
+func spawnVia(t *testing.T) (*exec.Cmd, *mcp.ClientSession, int, io.Closer) {
+	t.Helper()
+	tr := newTree(t)
+	cmd := cordonCmd(t, tr.args("landlock", "--on-ask", "allow")...)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "signal-test", Version: "1"}, nil)
+	cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: out, Writer: in}, nil)
+	require.NoError(t, err)
+	res, text := callText(t, cs, workspace.ToolSpawnProcess, map[string]any{"command": "sleep 1000"})
+	require.False(t, res.IsError, text)
+	var pi workspace.ProcessInfo
+	b, _ := json.Marshal(res.StructuredContent)
+	require.NoError(t, json.Unmarshal(b, &pi))
+	require.NoError(t, syscall.Kill(pi.Pid, 0), "control: the process runs")
+	return cmd, cs, pi.Pid, out
+}
+
+// waitExit waits for cmd and returns its wait status.
+func waitExit(t *testing.T, cmd *exec.Cmd) syscall.WaitStatus {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("cordon mcp did not exit")
+	}
+	return cmd.ProcessState.Sys().(syscall.WaitStatus)
+}
+
+func TestSignalsReap(t *testing.T) {
+	requireLandlock(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) {
+			cmd, cs, pid, _ := spawnVia(t)
+			defer cs.Close()
+			require.NoError(t, cmd.Process.Signal(sig))
+			ws := waitExit(t, cmd)
+			assert.False(t, ws.Signaled(), "a clean shutdown, not death by %v", ws.Signal())
+			assert.Equal(t, 0, ws.ExitStatus())
+			assert.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "cordon reaped the session's processes before exiting")
+		})
+	}
+}
+
+// TestBrokenPipeReaps: a client that stops reading and closes its end of
+// cordon's stdout (stdin still open) makes cordon's next write fail; it
+// must then reap its processes and exit, not die of SIGPIPE with them
+// left running.
+func TestBrokenPipeReaps(t *testing.T) {
 	requireLandlock(t)
 	tr := newTree(t)
 	cmd := cordonCmd(t, tr.args("landlock", "--on-ask", "allow")...)
@@ -271,27 +328,26 @@ func TestSIGTERMReaps(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
-	c := mcp.NewClient(&mcp.Implementation{Name: "sigterm-test", Version: "1"}, nil)
-	cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: out, Writer: in}, nil)
-	require.NoError(t, err)
-	defer cs.Close()
-	res, text := callText(t, cs, workspace.ToolSpawnProcess, map[string]any{"command": "sleep 1000"})
-	require.False(t, res.IsError, text)
-	var pi workspace.ProcessInfo
-	b, _ := json.Marshal(res.StructuredContent)
-	require.NoError(t, json.Unmarshal(b, &pi))
-	require.NoError(t, syscall.Kill(pi.Pid, 0), "control: the process runs")
+	defer in.Close()
+	r := &rawServer{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	r.send(t, initialize)
+	r.recv(t)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"spawn_process","arguments":{"command":"sleep 1000"}}}`)
+	m := r.recv(t)
+	res, _ := m["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	pid, _ := sc["pid"].(float64)
+	require.NotZero(t, pid, "%v", m)
+	require.NoError(t, syscall.Kill(int(pid), 0), "control: the process runs")
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		assert.NoError(t, err, "SIGTERM is a clean shutdown")
-	case <-time.After(30 * time.Second):
-		t.Fatal("cordon mcp did not exit on SIGTERM")
+	require.NoError(t, out.Close(), "the client stops reading")
+	for i := range 5 {
+		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, 10+i))
 	}
-	assert.ErrorIs(t, syscall.Kill(pi.Pid, 0), syscall.ESRCH, "cordon reaped the session's processes before exiting")
+	ws := waitExit(t, cmd)
+	assert.False(t, ws.Signaled(), "cordon died of %v", ws.Signal())
+	assert.True(t, gone(int(pid)), "cordon reaped the session's processes")
 }
 
 func TestAutoBackend(t *testing.T) {
