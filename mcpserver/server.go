@@ -59,7 +59,14 @@ type Config struct {
 	OnAsk AskFallback
 	// Logger receives the server's records; nil is slog.Default.
 	Logger *slog.Logger
+	// MaxSessions caps the HTTP sessions open at once (each is a
+	// workspace session); a client over the cap gets 400 Bad Request.
+	// 0 means DefaultMaxSessions.
+	MaxSessions int
 }
+
+// DefaultMaxSessions is Config.MaxSessions when 0.
+const DefaultMaxSessions = 32
 
 // Server is a workspace served over MCP. Each client connection (a stdio
 // run, an HTTP session) gets its own workspace.Session, closed, with every
@@ -90,6 +97,9 @@ func New(ctx context.Context, ws *workspace.Workspace, cfg Config) (*Server, err
 	}
 	if cfg.Version == "" {
 		cfg.Version = "(devel)"
+	}
+	if cfg.MaxSessions <= 0 {
+		cfg.MaxSessions = DefaultMaxSessions
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -159,7 +169,11 @@ func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 }
 
 // HTTPHandler serves the streamable HTTP transport: every MCP session is
-// a client of its own. Idle sessions end after idle (0: never).
+// a client of its own, at most Config.MaxSessions at once; idle sessions
+// end after opts.SessionTimeout (0: never). Requests whose Origin is
+// another site are refused (http.CrossOriginProtection), as the MCP
+// specification requires; the SDK refuses a loopback request whose Host
+// is not loopback (DNS rebinding).
 func (s *Server) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
 	if opts == nil {
 		opts = &mcp.StreamableHTTPOptions{}
@@ -167,7 +181,18 @@ func (s *Server) HTTPHandler(opts *mcp.StreamableHTTPOptions) http.Handler {
 	if opts.Logger == nil {
 		opts.Logger = s.log
 	}
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, opts)
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
+		n := 0
+		for range s.mcp.Sessions() {
+			n++
+		}
+		if n >= s.cfg.MaxSessions {
+			s.log.Warn("mcp session refused: too many sessions", "max", s.cfg.MaxSessions)
+			return nil
+		}
+		return s.mcp
+	}, opts)
+	return http.NewCrossOriginProtection().Handler(h)
 }
 
 // Close ends every client's session (killing and reaping their

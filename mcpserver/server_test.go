@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -655,4 +656,29 @@ func TestApprovalScope(t *testing.T) {
 	assert.NotContains(t, text, "alpha\n")
 	assert.Len(t, e.messages, 5)
 	assert.Contains(t, e.messages[4], "searching the contents of every file under")
+}
+
+func TestHTTPLimits(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{MaxSessions: 1})
+	hs := httptest.NewServer(f.srv.HTTPHandler(nil))
+	defer hs.Close()
+
+	req, err := http.NewRequest("POST", hs.URL, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Origin", "http://evil.example")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusForbidden, resp.StatusCode, "a cross-origin request is refused")
+
+	a := f.dial(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, &elicitor{}, nil)
+	defer a.Close()
+	c := mcp.NewClient(&mcp.Implementation{Name: "second", Version: "1"}, nil)
+	_, err = c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+	assert.Error(t, err, "a session over MaxSessions is refused")
+	res, text := call(t, a, workspace.ToolReadFile, map[string]any{"path": "notes.md"})
+	assert.False(t, res.IsError, "control: the first session works: %s", text)
 }

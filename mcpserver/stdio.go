@@ -21,9 +21,12 @@ const MaxLineLength = mcp.DefaultMaxLineLength
 
 // StdioTransport is the SDK's newline-delimited stdio transport made
 // robust against bad input: where the SDK ends the session at the first
-// line that is not JSON, a StdioTransport answers such a line (and a
-// line longer than MaxLineLength) with a JSON-RPC parse error (-32700, id
-// null) and goes on serving. Well-formed lines reach the SDK unchanged.
+// line that is not JSON (or at a batch it cannot take), a StdioTransport
+// answers such a line (and a line longer than MaxLineLength) with a
+// JSON-RPC parse error (-32700, id null), and a batch (a JSON array;
+// no current client sends one, and 2025-06-18 removed them) with an
+// invalid-request error (-32600, id null), and goes on serving.
+// Well-formed single messages reach the SDK unchanged.
 type StdioTransport struct {
 	// In and Out are the streams; nil means os.Stdin and os.Stdout.
 	In  io.Reader
@@ -67,7 +70,9 @@ func filterLines(in io.Reader, good *io.PipeWriter, out io.Writer) {
 		if tooLong {
 			parseError(out, fmt.Sprintf("message longer than %d bytes", MaxLineLength))
 		} else if msg := bytes.TrimSpace(line); len(msg) > 0 {
-			if reason := malformed(msg); reason != "" {
+			if msg[0] == '[' {
+				replyError(out, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported")
+			} else if reason := malformed(msg); reason != "" {
 				parseError(out, reason)
 			} else if _, werr := good.Write(append(msg, '\n')); werr != nil {
 				return
@@ -81,29 +86,22 @@ func filterLines(in io.Reader, good *io.PipeWriter, out io.Writer) {
 	}
 }
 
-// malformed says why msg is not a JSON-RPC message (or batch), or "".
+// malformed says why msg is not a JSON-RPC message, or "".
 func malformed(msg []byte) string {
-	if !bytes.HasPrefix(msg, []byte("[")) {
-		if _, err := jsonrpc.DecodeMessage(msg); err != nil {
-			return err.Error()
-		}
-		return ""
-	}
-	var batch []json.RawMessage
-	if err := json.Unmarshal(msg, &batch); err != nil {
+	if _, err := jsonrpc.DecodeMessage(msg); err != nil {
 		return err.Error()
-	}
-	for _, m := range batch {
-		if _, err := jsonrpc.DecodeMessage(m); err != nil {
-			return err.Error()
-		}
 	}
 	return ""
 }
 
-// parseError writes a JSON-RPC parse error response: id null, as JSON-RPC
-// 2.0 requires when the request's id cannot be known.
+// parseError writes a JSON-RPC parse error response.
 func parseError(out io.Writer, reason string) {
+	replyError(out, jsonrpc.CodeParseError, "parse error: "+reason)
+}
+
+// replyError writes a JSON-RPC error response with id null, as JSON-RPC
+// 2.0 requires when the request's id cannot be known.
+func replyError(out io.Writer, code int64, message string) {
 	type wireError struct {
 		Code    int64  `json:"code"`
 		Message string `json:"message"`
@@ -112,7 +110,7 @@ func parseError(out io.Writer, reason string) {
 		JSONRPC string    `json:"jsonrpc"`
 		ID      *int      `json:"id"`
 		Error   wireError `json:"error"`
-	}{"2.0", nil, wireError{jsonrpc.CodeParseError, "parse error: " + clip(reason, 200)}})
+	}{"2.0", nil, wireError{code, clip(message, 200)}})
 	if err != nil {
 		return
 	}

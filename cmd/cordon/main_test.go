@@ -61,7 +61,12 @@ func cordonCmd(t *testing.T, args ...string) *exec.Cmd {
 	self, err := os.Executable()
 	require.NoError(t, err)
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), asCordon+"=1")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, TokenEnv+"=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, asCordon+"=1")
 	return cmd
 }
 
@@ -228,8 +233,15 @@ func TestStdioBadInput(t *testing.T) {
 	assert.EqualValues(t, 1, m["id"], "the server keeps serving after a malformed line")
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	r.send(t, `[1, 2]`)
-	isParseError(r.recv(t))
+	// Batches (the SDK ends the session at one it cannot take): an
+	// invalid-request error, and the session goes on.
+	for _, batch := range []string{`[1, 2]`, `[]`, `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`} {
+		r.send(t, batch)
+		m := r.recv(t)
+		e, _ := m["error"].(map[string]any)
+		require.NotNil(t, e, "%s: %v", batch, m)
+		assert.EqualValues(t, -32600, e["code"], batch)
+	}
 	r.send(t, `{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"read_file","arguments":"oops"}}`)
 	m = r.recv(t)
 	res, _ := m["result"].(map[string]any)
@@ -370,6 +382,10 @@ func TestUsageErrors(t *testing.T) {
 		{tr.args("local", "--on-ask", "maybe"), `invalid ask fallback "maybe"`},
 		{tr.args("nosuch"), `unknown backend "nosuch"`},
 		{tr.args("local", "--http", "0.0.0.0:0"), "not a loopback address"},
+		{tr.args("local", "--http", "127.0.0.1:0"), "needs a bearer token"},
+		{tr.args("local", "--http", "0.0.0.0:0", "--no-token"), "not a loopback address"},
+		{tr.args("local", "--http", "127.0.0.1:0", "--token-file", emptyFile(t)), "is empty"},
+		{tr.args("local", "--http", "127.0.0.1:0", "--token-file", shortFile(t)), "use at least 16"},
 		{tr.args("local", "--http", "nonsense"), `--http "nonsense"`},
 		{append(tr.args("local"), "--policy", filepath.Join(tr.root, "missing.yaml")), "missing.yaml"},
 		{[]string{"mcp", "--root", filepath.Join(tr.root, "notes.md"), "--backend", "local"}, "notes.md"},
@@ -384,6 +400,18 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, exitSetup, ee.ExitCode(), "%v", tc.args)
 		assert.Contains(t, stderr.String(), tc.want, "%v", tc.args)
 	}
+}
+
+func emptyFile(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(p, []byte("\n"), 0o600))
+	return p
+}
+
+func shortFile(t *testing.T) string {
+	p := filepath.Join(t.TempDir(), "short")
+	require.NoError(t, os.WriteFile(p, []byte("abc"), 0o600))
+	return p
 }
 
 func TestVersionAndHelp(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/backends"
@@ -31,12 +32,16 @@ const TokenEnv = "CORDON_MCP_TOKEN"
 // minTokenLen is the shortest bearer token accepted.
 const minTokenLen = 16
 
+// maxHTTPConns caps the HTTP connections open at once.
+const maxHTTPConns = 128
+
 type mcpOptions struct {
 	root, policyFile, home string
 	backend                string
 	bestEffort             bool
 	dockerImage            string
 	httpAddr, tokenFile    string
+	noToken                bool
 	onAsk                  string
 	idle                   time.Duration
 }
@@ -52,9 +57,12 @@ kill_process, list_processes: those the policy offers) over the Model
 Context Protocol, behind the policy gate and the backend's OS sandbox.
 
 Transports: stdio (the default: the client starts cordon mcp and speaks
-on its stdin and stdout) or streamable HTTP (--http 127.0.0.1:PORT). An
-address that is not loopback needs a bearer token (--token-file FILE or
-$` + TokenEnv + `); every client must then send "Authorization: Bearer TOKEN".
+on its stdin and stdout) or streamable HTTP (--http 127.0.0.1:PORT). HTTP
+needs a bearer token (--token-file FILE or $` + TokenEnv + `, at least 16
+bytes); every client must send "Authorization: Bearer TOKEN". Only on a
+loopback address may --no-token turn that off, and then any local
+process (another user's, or a command with network access) can use the
+workspace.
 
 An ask (an operation the policy marks ask) is put to the user through the
 client's elicitation form (allow once, allow for this session, deny);
@@ -80,7 +88,8 @@ SIGTERM) kills and reaps every process the session started.`,
 	f.BoolVar(&o.bestEffort, "best-effort", false, "run commands even where the backend cannot enforce the whole policy (gaps are logged and stated in the instructions)")
 	f.StringVar(&o.dockerImage, "docker-image", "", "docker backend: run commands in this local image (never pulled); default: host mode")
 	f.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
-	f.StringVar(&o.tokenFile, "token-file", "", "HTTP: require this bearer token (the file's content, trimmed); $"+TokenEnv+" is read when not given")
+	f.StringVar(&o.tokenFile, "token-file", "", "HTTP: the bearer token clients must send (the file's content, trimmed); $"+TokenEnv+" is read when not given")
+	f.BoolVar(&o.noToken, "no-token", false, "HTTP on a loopback address only: accept clients without a token (any local process can then connect)")
 	f.StringVar(&o.onAsk, "on-ask", "deny", "what an ask becomes when the client cannot elicit: deny or allow")
 	f.DurationVar(&o.idle, "idle-timeout", 30*time.Minute, "HTTP: end a session (and kill its processes) after this long without a request; 0: never")
 	return cmd
@@ -164,29 +173,40 @@ func (a *app) chooseBackend(ctx context.Context, o *mcpOptions, log *slog.Logger
 	return b.New(bo)
 }
 
-// httpToken returns the bearer token for --http: required for an address
-// that is not loopback, optional (but enforced when given) otherwise.
+// httpToken returns the bearer token for --http. A token is required
+// unless --no-token, which only a loopback address accepts; a token
+// source that is given but empty is an error, never "no token".
 func httpToken(o *mcpOptions) (string, error) {
 	host, _, err := net.SplitHostPort(o.httpAddr)
 	if err != nil {
 		return "", fmt.Errorf("--http %q: %w", o.httpAddr, err)
 	}
-	token := os.Getenv(TokenEnv)
+	if o.noToken {
+		if !loopback(host) {
+			return "", fmt.Errorf("--no-token: --http %q is not a loopback address, so clients must authenticate: give a bearer token with --token-file FILE or $%s", o.httpAddr, TokenEnv)
+		}
+		if o.tokenFile != "" {
+			return "", errors.New("--no-token and --token-file contradict each other")
+		}
+		return "", nil
+	}
+	token, set := os.LookupEnv(TokenEnv)
 	source := "$" + TokenEnv
 	if o.tokenFile != "" {
 		b, err := os.ReadFile(o.tokenFile)
 		if err != nil {
 			return "", fmt.Errorf("--token-file: %w", err)
 		}
-		token, source = strings.TrimSpace(string(b)), "--token-file "+o.tokenFile
+		token, set, source = strings.TrimSpace(string(b)), true, "--token-file "+o.tokenFile
 	}
-	if token == "" {
-		if !loopback(host) {
-			return "", fmt.Errorf("--http %q is not a loopback address, so clients must authenticate: give a bearer token with --token-file FILE or $%s", o.httpAddr, TokenEnv)
-		}
-		return "", nil
-	}
-	if len(token) < minTokenLen {
+	switch {
+	case !set && !loopback(host):
+		return "", fmt.Errorf("--http %q is not a loopback address, so clients must authenticate: give a bearer token with --token-file FILE or $%s", o.httpAddr, TokenEnv)
+	case !set:
+		return "", fmt.Errorf("--http needs a bearer token (--token-file FILE or $%s): without one any local process could use the workspace; --no-token accepts that on loopback", TokenEnv)
+	case token == "":
+		return "", fmt.Errorf("the bearer token from %s is empty", source)
+	case len(token) < minTokenLen:
 		return "", fmt.Errorf("the bearer token from %s is %d bytes; use at least %d random bytes", source, len(token), minTokenLen)
 	}
 	return token, nil
@@ -217,7 +237,22 @@ func (a *app) serveHTTP(ctx context.Context, o *mcpOptions, srv *mcpserver.Serve
 	if err != nil {
 		return fmt.Errorf("--http: %w", err)
 	}
-	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	// Bounded: connections at once, header size and time, idle
+	// keep-alives, and (the SDK) request bodies to 4 MiB. No read or
+	// write timeout: net/http cancels a request whose connection hits one,
+	// and a tool call's result (or the event stream) may take as long as
+	// its command.
+	l = netutil.LimitListener(l, maxHTTPConns)
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       60 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	if token == "" {
+		fmt.Fprintf(a.stderr, "cordon: --no-token: any local process can use this workspace\n")
+	}
 	fmt.Fprintf(a.stderr, "cordon: serving MCP on http://%s/\n", l.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(l) }()

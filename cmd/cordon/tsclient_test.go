@@ -175,8 +175,11 @@ func TestTypeScriptClient(t *testing.T) {
 	})
 	t.Run("http", func(t *testing.T) {
 		tr, pol := tsTree(t)
-		url, _ := startHTTP(t, append(tr.args("landlock"), "--policy", pol, "--http", "127.0.0.1:0")...)
-		rep := runNode(t, "MODE=http", "CORDON_URL="+url)
+		token := "ts-client-token-0123456789abcdef"
+		tokenFile := filepath.Join(t.TempDir(), "token")
+		require.NoError(t, os.WriteFile(tokenFile, []byte(token), 0o600))
+		url, _ := startHTTP(t, append(tr.args("landlock"), "--policy", pol, "--http", "127.0.0.1:0", "--token-file", tokenFile)...)
+		rep := runNode(t, "MODE=http", "CORDON_URL="+url, "CORDON_TOKEN="+token)
 		checkReport(t, tr, rep)
 	})
 }

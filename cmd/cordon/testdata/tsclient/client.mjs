@@ -4,7 +4,8 @@
 //
 // Environment: MODE (stdio or http); for stdio CORDON_BIN and CORDON_ARGS
 // (a JSON array) and CORDON_ENV (a JSON object added to the environment);
-// for http CORDON_URL. It prints one JSON object on stdout.
+// for http CORDON_URL and CORDON_TOKEN (the bearer token). It prints one
+// JSON object on stdout.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -31,7 +32,9 @@ if (process.env.MODE === 'stdio') {
     stderr: 'inherit',
   });
 } else {
-  transport = new StreamableHTTPClientTransport(new URL(process.env.CORDON_URL));
+  transport = new StreamableHTTPClientTransport(new URL(process.env.CORDON_URL), {
+    requestInit: { headers: { Authorization: `Bearer ${process.env.CORDON_TOKEN}` } },
+  });
 }
 
 async function call(name, args) {
