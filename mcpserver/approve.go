@@ -60,10 +60,11 @@ func (e *NoElicitationError) Error() string {
 // without elicitation gets the server's AskFallback. Called outside a
 // tool call of a Server, Approve refuses with an error.
 func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
-	c, _ := ctx.Value(callKey{}).(*client)
-	if c == nil {
+	tc, _ := ctx.Value(callKey{}).(*toolCall)
+	if tc == nil {
 		return false, errors.New("mcpserver.Approve was called outside an MCP tool call")
 	}
+	c := tc.c
 	key := askKey(req)
 	c.mu.Lock()
 	remembered := c.grants[key]
@@ -79,7 +80,17 @@ func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) 
 		}
 		return false, &NoElicitationError{Request: req}
 	}
-	res, err := c.mcp.Elicit(ctx, &mcp.ElicitParams{Message: askMessage(req, c.ss.Capabilities().Backend), RequestedSchema: askSchema})
+	ectx := ctx
+	if tc.done.Load() {
+		// The call that started the command has returned (a background
+		// process asks): its request's stream may be closed, so the
+		// question goes out on its own, on the session's stream.
+		var cancel context.CancelFunc
+		ectx, cancel = context.WithCancel(context.Background())
+		defer context.AfterFunc(ctx, cancel)()
+		defer cancel()
+	}
+	res, err := c.mcp.Elicit(ectx, &mcp.ElicitParams{Message: askMessage(req, c.ss.Capabilities().Backend), RequestedSchema: askSchema})
 	if err != nil {
 		return false, fmt.Errorf("asking the user through the MCP client: %w", err)
 	}

@@ -682,3 +682,38 @@ func TestHTTPLimits(t *testing.T) {
 	res, text := call(t, a, workspace.ToolReadFile, map[string]any{"path": "notes.md"})
 	assert.False(t, res.IsError, "control: the first session works: %s", text)
 }
+
+// TestBackgroundNetworkAskOverHTTP: a background process that connects to
+// a host network.unknown: ask covers, after the call that started it has
+// returned, still reaches its client's user over HTTP (the call's own
+// response stream is gone by then).
+func TestBackgroundNetworkAskOverHTTP(t *testing.T) {
+	x := newLandlock(t)
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ws, err := workspace.Local(base, workspace.WithMode(policy.Coding),
+		workspace.WithCommandRules(policy.CommandRule{Pattern: "sleep", Action: policy.Allow}, policy.CommandRule{Pattern: "curl", Action: policy.Allow}),
+		workspace.WithNetworkAllowList(policy.HostRules{Allow: []string{"127.0.0.1:1"}, Unknown: policy.Ask}),
+		workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(quiet))
+	require.NoError(t, err)
+	srv, err := mcpserver.New(t.Context(), ws, mcpserver.Config{Logger: quiet})
+	require.NoError(t, err)
+	defer srv.Close()
+	f := &fixture{root: base, srv: srv, ws: ws}
+	hs := httptest.NewServer(srv.HTTPHandler(nil))
+	defer hs.Close()
+	e := &elicitor{}
+	cs := f.dial(t, &mcp.StreamableClientTransport{Endpoint: hs.URL}, e, nil)
+	defer cs.Close()
+
+	e.answer(mcpserver.AnswerDeny)
+	res, text := call(t, cs, workspace.ToolSpawnProcess, map[string]any{"command": "sleep 0.5; curl -s -m 5 http://ask-later.test/"})
+	require.False(t, res.IsError, text)
+	deadline := time.Now().Add(20 * time.Second)
+	for e.asked() == 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.Equal(t, 1, e.asked(), "the background process's ask reached the client")
+	assert.Contains(t, e.messages[0], "ask-later.test")
+	assert.Contains(t, e.messages[0], "curl", "the ask names the command that connects")
+}

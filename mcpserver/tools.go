@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -38,8 +39,17 @@ func mcpTool(t workspace.Tool) *mcp.Tool {
 	return &mcp.Tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema, Annotations: a}
 }
 
-// callKey marks a context as serving a tool call of a client.
+// callKey marks a context as serving a tool call: its value is the
+// *toolCall.
 type callKey struct{}
+
+// toolCall is one tool call of a client. done is set when the call has
+// returned its result: a background process's network ask may come later,
+// when the call's own response stream (over HTTP) is gone.
+type toolCall struct {
+	c    *client
+	done atomic.Bool
+}
 
 // handler runs the tool name through the client's workspace session. A
 // failed call is a result with IsError and the reason as text (the model
@@ -50,12 +60,14 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if err != nil {
 			return nil, err
 		}
-		ctx = context.WithValue(ctx, callKey{}, c)
+		tc := &toolCall{c: c}
+		ctx = context.WithValue(ctx, callKey{}, tc)
 		var args json.RawMessage
 		if req.Params != nil {
 			args = req.Params.Arguments
 		}
 		out, err := c.ss.Dispatch(ctx, name, args)
+		tc.done.Store(true)
 		res := &mcp.CallToolResult{}
 		if err != nil {
 			res.IsError = true
