@@ -2,9 +2,13 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,8 +59,11 @@ func (e *NoElicitationError) Error() string {
 // elicitation offering allow_once, allow_session and deny (declining or
 // cancelling the form denies). An allow_session answer is remembered for
 // that client's session and covers exactly the same request again: the
-// same operation on the same resolved path, the same command line in the
-// same directory with the same grants, the same host and port. A client
+// same tool and operation on the same resolved path; the same command
+// line in the same directory with the same grants, while every script it
+// names (an executable file, or the word after sh, python3, node, ...)
+// has the same content; the same host
+// and port from the same command. A client
 // without elicitation gets the server's AskFallback. Called outside a
 // tool call of a Server, Approve refuses with an error.
 func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
@@ -139,6 +146,10 @@ func askKey(r *workspace.ApprovalRequest) string {
 		b.WriteString(r.Command)
 		b.WriteByte(0)
 		b.WriteString(r.Cwd)
+		for _, h := range namedFiles(r.Cwd, r.Command) {
+			b.WriteByte(0)
+			b.WriteString(h)
+		}
 		gs := make([]string, len(r.Grants))
 		for i, g := range r.Grants {
 			gs[i] = g.Op.String() + " " + g.Path
@@ -152,6 +163,54 @@ func askKey(r *workspace.ApprovalRequest) string {
 		b.WriteString(r.Path)
 	}
 	return b.String()
+}
+
+// maxHashed is the largest file whose content a session grant covers.
+const maxHashed = 8 << 20
+
+// interpreters are the programs whose next word is the script they run.
+var interpreters = map[string]bool{
+	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "source": true, ".": true,
+	"python": true, "python3": true, "node": true, "deno": true, "bun": true, "perl": true, "ruby": true, "php": true,
+	"lua": true, "Rscript": true, "osascript": true, "awk": true, "make": true,
+}
+
+// namedFiles returns "path sha256" for each file command appears to run:
+// a word naming an executable regular file, or the word after an
+// interpreter (sh build.sh, python3 x.py; relative to cwd, symbolic links
+// followed), so that a session grant for "./build.sh" or "sh build.sh"
+// does not survive a change of the script: the agent could rewrite it and
+// run anything under the same approval. Files a command reads without
+// naming them (a Makefile) are not covered; the OS sandbox confines the
+// command either way.
+func namedFiles(cwd, command string) []string {
+	var out []string
+	prev := ""
+	for _, w := range strings.Fields(command) {
+		w = strings.Trim(w, `"';&|()<>`)
+		after := interpreters[filepath.Base(prev)]
+		prev = w
+		if w == "" || strings.HasPrefix(w, "-") {
+			continue
+		}
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(cwd, p)
+		}
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || (!after && st.Mode().Perm()&0o111 == 0) {
+			continue
+		}
+		sum := "too-large:" + strconv.FormatInt(st.Size(), 10) + ":" + st.ModTime().String()
+		if st.Size() <= maxHashed {
+			if b, err := os.ReadFile(p); err == nil {
+				h := sha256.Sum256(b)
+				sum = hex.EncodeToString(h[:])
+			}
+		}
+		out = append(out, p+" "+sum)
+	}
+	return out
 }
 
 // target is the request's object: host:port, a command or a path.

@@ -717,3 +717,28 @@ func TestBackgroundNetworkAskOverHTTP(t *testing.T) {
 	assert.Contains(t, e.messages[0], "ask-later.test")
 	assert.Contains(t, e.messages[0], "curl", "the ask names the command that connects")
 }
+
+// TestSessionGrantFollowsScript: a session grant for a command that runs a
+// script does not survive a change of the script.
+func TestSessionGrantFollowsScript(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+	script := filepath.Join(f.root, "build.sh")
+	require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho built\n"), 0o755))
+
+	e.answer(mcpserver.AnswerAllowSession)
+	res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": "sh build.sh"})
+	require.False(t, res.IsError, text)
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "sh build.sh"})
+	require.False(t, res.IsError, text)
+	assert.Equal(t, 1, e.asked(), "control: the unchanged script runs under the session grant")
+
+	res, text = call(t, cs, workspace.ToolWriteFile, map[string]any{"path": "build.sh", "content": "#!/bin/sh\ntouch changed.txt\n"})
+	require.False(t, res.IsError, text)
+	e.answer(mcpserver.AnswerDeny)
+	res, _ = call(t, cs, workspace.ToolShell, map[string]any{"command": "sh build.sh"})
+	assert.True(t, res.IsError, "the changed script asks again")
+	assert.Equal(t, 2, e.asked())
+	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "changed.txt")))
+}
