@@ -79,7 +79,7 @@ func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) 
 	if remembered {
 		return true, nil
 	}
-	log := c.srv.log.With("op", req.Op, "target", clip(target(req), 200), "session", c.mcp.ID())
+	log := c.srv.log.With("tool", req.Tool, "op", req.Op, "target", clip(target(req), 200))
 	if !canElicit(c.mcp) {
 		if c.srv.cfg.OnAsk == AskAllow {
 			log.Info("ask approved by --on-ask allow (the client cannot elicit)")

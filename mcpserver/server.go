@@ -237,7 +237,7 @@ func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
 		_ = ss.Wait()
 		s.closeClient(ss)
 	}()
-	s.log.Debug("mcp session opened", "id", ss.ID())
+	s.log.Debug("mcp session opened")
 	return c, nil
 }
 
@@ -252,7 +252,7 @@ func (s *Server) closeClient(ss *mcp.ServerSession) {
 	}
 	c.closeOnce.Do(func() {
 		_ = c.ss.Close()
-		s.log.Debug("mcp session closed", "id", ss.ID())
+		s.log.Debug("mcp session closed")
 	})
 	s.mu.Lock()
 	if s.sessions[ss] == c {
