@@ -233,10 +233,11 @@ func suiteDir(t *testing.T) conformance.Option {
 	return conformance.WithTempDir(base)
 }
 
-func TestConformanceLandlock(t *testing.T) {
-	newLandlock(t) // skips where Landlock is unavailable
+// runViaMCP runs the isolation layers through MCP on executors from
+// newInner, one per case.
+func runViaMCP(t *testing.T, newInner func() (executor.Executor, error)) {
 	conformance.Run(t, func(t *testing.T) executor.Executor {
-		x, err := landlock.New(landlock.Config{})
+		x, err := newInner()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,6 +245,11 @@ func TestConformanceLandlock(t *testing.T) {
 		t.Cleanup(func() { v.Close() })
 		return v
 	}, append(mcpCases, conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null"), suiteDir(t))...)
+}
+
+func TestConformanceLandlock(t *testing.T) {
+	newLandlock(t) // skips where Landlock is unavailable
+	runViaMCP(t, func() (executor.Executor, error) { return landlock.New(landlock.Config{}) })
 }
 
 func TestConformanceBwrap(t *testing.T) {
@@ -254,15 +260,7 @@ func TestConformanceBwrap(t *testing.T) {
 	caps := x.Describe(t.Context())
 	x.Close()
 	testenv.Require(t, testenv.Bwrap, caps.Sandboxed, "bwrap enforces nothing here: "+caps.Info["troubleshooting"])
-	conformance.Run(t, func(t *testing.T) executor.Executor {
-		x, err := bwrap.New(bwrap.Config{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		v := newViaMCP(x)
-		t.Cleanup(func() { v.Close() })
-		return v
-	}, append(mcpCases, conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null"), suiteDir(t))...)
+	runViaMCP(t, func() (executor.Executor, error) { return bwrap.New(bwrap.Config{}) })
 }
 
 // TestConformanceViaMCPCanFail is the control: the same route over an

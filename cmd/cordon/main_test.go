@@ -173,9 +173,10 @@ func TestStdioSession(t *testing.T) {
 
 // rawServer is cordon mcp on pipes, for bytes no SDK client would send.
 type rawServer struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
+	cmd     *exec.Cmd
+	in      io.WriteCloser
+	out     *bufio.Reader
+	outPipe io.Closer // our end of cordon's stdout
 }
 
 func startRaw(t *testing.T, args ...string) *rawServer {
@@ -192,7 +193,7 @@ func startRaw(t *testing.T, args ...string) *rawServer {
 		cmd.Process.Kill()
 		cmd.Wait()
 	})
-	return &rawServer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	return &rawServer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20), outPipe: out}
 }
 
 func (r *rawServer) send(t *testing.T, line string) {
@@ -332,16 +333,7 @@ func TestSignalsReap(t *testing.T) {
 // left running.
 func TestBrokenPipeReaps(t *testing.T) {
 	requireLandlock(t)
-	tr := newTree(t)
-	cmd := cordonCmd(t, tr.args("landlock", "--on-ask", "allow")...)
-	in, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
-	defer in.Close()
-	r := &rawServer{cmd: cmd, in: in, out: bufio.NewReader(out)}
+	r := startRaw(t, newTree(t).args("landlock", "--on-ask", "allow")...)
 	r.send(t, initialize)
 	r.recv(t)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -353,11 +345,11 @@ func TestBrokenPipeReaps(t *testing.T) {
 	require.NotZero(t, pid, "%v", m)
 	require.NoError(t, syscall.Kill(int(pid), 0), "control: the process runs")
 
-	require.NoError(t, out.Close(), "the client stops reading")
+	require.NoError(t, r.outPipe.Close(), "the client stops reading")
 	for i := range 5 {
 		r.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/list"}`, 10+i))
 	}
-	ws := waitExit(t, cmd)
+	ws := waitExit(t, r.cmd)
 	assert.False(t, ws.Signaled(), "cordon died of %v", ws.Signal())
 	assert.True(t, gone(int(pid)), "cordon reaped the session's processes")
 }
