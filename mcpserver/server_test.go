@@ -742,3 +742,20 @@ func TestSessionGrantFollowsScript(t *testing.T) {
 	assert.Equal(t, 2, e.asked())
 	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "changed.txt")))
 }
+
+// TestUnresolvedClaimGrantsNothing: approving a command whose path claim
+// the gate could not resolve ("${e}nv") grants nothing for it; before, the
+// word became a grant that the sandbox resolved on the live disk, through
+// a symbolic link the agent had planted, to the home's secret.
+func TestUnresolvedClaimGrantsNothing(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	require.NoError(t, os.Symlink(filepath.Join(f.home, ".ssh", "id_rsa"), filepath.Join(f.root, "${e}nv")))
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+	e.answer(mcpserver.AnswerAllowOnce)
+	res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": "e='${e}'; cat ${e}nv; cat notes.md"})
+	require.False(t, res.IsError, text)
+	require.Equal(t, 1, e.asked(), "the command asked")
+	assert.Contains(t, text, "hello world", "allowed twin: the approved command ran")
+	assert.NotContains(t, text, secret, "the planted link's target was not granted")
+}

@@ -386,8 +386,14 @@ func matchWord(w *shellscan.Word, rw string) ruleMatch {
 }
 
 func unresolvedVerdict(p string, op Op, reason string) *Verdict {
-	return &Verdict{Decision: Ask, Op: op, Rule: "gate: unresolved path", Path: p, Reason: reason}
+	return &Verdict{Decision: Ask, Op: op, Rule: RuleUnresolvedPath, Path: p, Reason: reason}
 }
+
+// RuleUnresolvedPath is the Rule of a path claim the gate could not
+// resolve (a variable, a glob, a substitution): its Path is the word as
+// written, not a path, so approving the command must grant nothing for
+// it.
+const RuleUnresolvedPath = "gate: unresolved path"
 
 // claimJudge judges path claims, caching the directories cd led to.
 type claimJudge struct {

@@ -150,9 +150,18 @@ func (dv *derivation) run(cwd string, grants []policy.Grant) (*Profile, error) {
 		if g.Path == "" || strings.IndexByte(g.Path, 0) >= 0 {
 			return nil, &InputError{What: fmt.Sprintf("grants[%d]", i), Value: g.Path, Problem: "empty or contains NUL"}
 		}
+		if !filepath.IsAbs(g.Path) || filepath.Clean(g.Path) != g.Path {
+			return nil, &InputError{What: fmt.Sprintf("grants[%d]", i), Value: g.Path, Problem: "not a clean absolute path (a grant names the resolved path that was approved)"}
+		}
 		rp, err := dv.c.Resolve(dv.root, g.Path)
 		if err != nil {
 			return nil, &InputError{What: fmt.Sprintf("grants[%d]", i), Value: g.Path, Problem: err.Error()}
+		}
+		if rp != g.Path {
+			// A symbolic link appeared on the way since the path was
+			// judged and approved: granting its target would grant
+			// something nobody approved.
+			return nil, &InputError{What: fmt.Sprintf("grants[%d]", i), Value: g.Path, Problem: "now resolves to " + rp + " through a symbolic link; the approved path is granted only as itself"}
 		}
 		dv.grants = append(dv.grants, policy.Grant{Path: rp, Op: g.Op})
 	}

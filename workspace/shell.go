@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -170,7 +171,10 @@ func grantsOf(v *policy.CommandVerdict) []policy.Grant {
 	var order []string
 	for _, c := range v.Claims {
 		cv := c.Verdict
-		if cv == nil || cv.Decision != policy.Ask || cv.Path == "" {
+		// An unresolved claim's Path is the word as written ("${e}nv"):
+		// resolved later it could name anything a planted symbolic link
+		// points to. It still asks; approving grants nothing for it.
+		if cv == nil || cv.Decision != policy.Ask || cv.Path == "" || cv.Rule == policy.RuleUnresolvedPath || !filepath.IsAbs(cv.Path) {
 			continue
 		}
 		op, seen := byPath[cv.Path]
