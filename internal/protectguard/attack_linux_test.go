@@ -10,8 +10,13 @@
 package protectguard_test
 
 import (
+	"context"
 	"os"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -105,4 +110,49 @@ func TestAttackPointerViaHardLink(t *testing.T) {
 			w.absent("root/.git/objects/ev/hooks")
 		})
 	}
+}
+
+// TestAttackFIFOSwapDoesNotBlock: a background process swaps a directory
+// the guard lists with a FIFO (renameat2 RENAME_EXCHANGE) in a loop; the
+// guard's open of the directory must never block on the FIFO. Before, it
+// opened the path with a plain open(2), which blocks on a FIFO with no
+// writer forever, hanging every later command and the session's Close.
+func TestAttackFIFOSwapDoesNotBlock(t *testing.T) {
+	w := newWorld(t)
+	require.NoError(t, os.MkdirAll(w.path("root/swap"), 0o755))
+	w.write("root/swap/file", "x", 0o644)
+	require.NoError(t, unix.Mkfifo(w.path("root/fifo"), 0o644))
+	require.Empty(t, w.command(func() {}))
+
+	stop := make(chan struct{})
+	var swaps atomic.Int64
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, w.path("root/swap"), unix.AT_FDCWD, w.path("root/fifo"), unix.RENAME_EXCHANGE) == nil {
+				swaps.Add(1)
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A scan may fail (the directory it stat'ed is gone); it must
+		// not block.
+		for range 200 {
+			_, _ = w.g.Begin(context.Background())
+			_, _ = w.g.End(context.Background())
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("a guard scan blocked on the FIFO swapped in for a directory")
+	}
+	close(stop)
+	assert.NotZero(t, swaps.Load(), "control: the swapper ran")
 }

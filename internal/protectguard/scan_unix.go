@@ -421,10 +421,20 @@ func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
 		sc.newDirs[dir] = l
 		return l.children, nil
 	}
-	f, err := os.Open(dir)
+	// The command may have swapped dir for a FIFO or a link since the
+	// lstat: O_DIRECTORY fails on anything but a directory without
+	// blocking, O_NOFOLLOW on a link, and the listing is used only if it
+	// is the directory that was stat'ed.
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
+	var fst unix.Stat_t
+	if err := unix.Fstat(fd, &fst); err != nil || fst.Ino != st.Ino || fst.Dev != st.Dev {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: dir, Err: errors.New("replaced while being scanned")}
+	}
+	f := os.NewFile(uintptr(fd), dir)
 	des, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil {
