@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) 
 		return false, errors.New("mcpserver.Approve was called outside an MCP tool call")
 	}
 	c := tc.c
-	key := askKey(req)
+	key := askKey(req, c.srv.ws.Root())
 	c.mu.Lock()
 	remembered := c.grants[key]
 	c.mu.Unlock()
@@ -131,7 +132,7 @@ func canElicit(ss *mcp.ServerSession) bool {
 // askKey identifies what an approval covers: the operation and its exact
 // target, with a command's grants (so a command whose path claims now
 // resolve elsewhere asks again).
-func askKey(r *workspace.ApprovalRequest) string {
+func askKey(r *workspace.ApprovalRequest, root string) string {
 	var b strings.Builder
 	b.WriteString(r.Tool)
 	b.WriteByte(0)
@@ -146,7 +147,7 @@ func askKey(r *workspace.ApprovalRequest) string {
 		b.WriteString(r.Command)
 		b.WriteByte(0)
 		b.WriteString(r.Cwd)
-		for _, h := range namedFiles(r.Cwd, r.Command) {
+		for _, h := range namedFiles(root, r.Cwd, r.Command) {
 			b.WriteByte(0)
 			b.WriteString(h)
 		}
@@ -183,7 +184,7 @@ var interpreters = map[string]bool{
 // run anything under the same approval. Files a command reads without
 // naming them (a Makefile) are not covered; the OS sandbox confines the
 // command either way.
-func namedFiles(cwd, command string) []string {
+func namedFiles(root, cwd, command string) []string {
 	var out []string
 	prev := ""
 	for _, w := range strings.Fields(command) {
@@ -197,20 +198,38 @@ func namedFiles(cwd, command string) []string {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
 		}
-		st, err := os.Stat(p)
-		if err != nil || !st.Mode().IsRegular() || (!after && st.Mode().Perm()&0o111 == 0) {
-			continue
+		if sum, ok := hashScript(root, p, after); ok {
+			out = append(out, p+" "+sum)
 		}
-		sum := "too-large:" + strconv.FormatInt(st.Size(), 10) + ":" + st.ModTime().String()
-		if st.Size() <= maxHashed {
-			if b, err := os.ReadFile(p); err == nil {
-				h := sha256.Sum256(b)
-				sum = hex.EncodeToString(h[:])
-			}
-		}
-		out = append(out, p+" "+sum)
 	}
 	return out
+}
+
+// hashScript returns the SHA-256 of p when it is a regular file inside
+// root (symbolic links followed) that is executable or follows an
+// interpreter. It never blocks: the file is opened with O_NONBLOCK (a
+// FIFO swapped in would otherwise hang the ask) and checked on the open
+// descriptor; files outside the root (which the agent cannot change) are
+// not read at all.
+func hashScript(root, p string, afterInterpreter bool) (string, bool) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil || (real != root && !strings.HasPrefix(real, root+string(filepath.Separator))) {
+		return "", false
+	}
+	f, err := os.OpenFile(real, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return "", false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || !st.Mode().IsRegular() || (!afterInterpreter && st.Mode().Perm()&0o111 == 0) {
+		return "", false
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.LimitReader(f, maxHashed)); err != nil {
+		return "", false
+	}
+	return hex.EncodeToString(h.Sum(nil)) + ":" + strconv.FormatInt(st.Size(), 10), true
 }
 
 // target is the request's object: host:port, a command or a path.

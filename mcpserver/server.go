@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -142,30 +143,55 @@ func (s *Server) Tools() []workspace.Tool { return s.tools }
 // MCP returns the underlying SDK server.
 func (s *Server) MCP() *mcp.Server { return s.mcp }
 
-// Run serves one client over t (for example &mcp.StdioTransport{}) until
-// the client disconnects or ctx ends, then closes the client's session:
-// its background processes are killed and reaped before Run returns.
+// Run serves one client over t (for example a StdioTransport) until the
+// client disconnects or ctx ends, then closes the client's session: its
+// background processes are killed and reaped before Run returns. The
+// session is closed first, then the connection (waiting at most
+// closeWait for calls still in flight), so that a call stuck on the host
+// can never keep the session's processes alive. With a StdioTransport,
+// EOF on its input ends the session at once.
 func (s *Server) Run(ctx context.Context, t mcp.Transport) error {
 	ss, err := s.mcp.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("mcpserver: connecting: %w", err)
+	}
+	var eof <-chan struct{}
+	if st, ok := t.(*StdioTransport); ok {
+		eof = st.eof
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
 	case err = <-done:
 	case <-ctx.Done():
-		_ = ss.Close()
-		err = <-done
+	case <-eof:
 	}
 	s.closeClient(ss)
+	closeWithin(ss, closeWait)
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if errors.Is(err, mcp.ErrConnectionClosed) {
+	if err == nil || errors.Is(err, mcp.ErrConnectionClosed) {
 		return nil
 	}
 	return err
+}
+
+// closeWait bounds how long closing a connection waits for calls in
+// flight.
+const closeWait = 5 * time.Second
+
+// closeWithin closes ss, waiting at most d.
+func closeWithin(ss *mcp.ServerSession, d time.Duration) {
+	c := make(chan struct{})
+	go func() {
+		_ = ss.Close()
+		close(c)
+	}()
+	select {
+	case <-c:
+	case <-time.After(d):
+	}
 }
 
 // HTTPHandler serves the streamable HTTP transport: every MCP session is
@@ -206,10 +232,18 @@ func (s *Server) Close() error {
 	}
 	s.mu.Unlock()
 	for _, ss := range all {
-		_ = ss.Close()
 		s.closeClient(ss)
+		closeWithin(ss, closeWait)
 	}
-	s.wg.Wait()
+	waited := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(waited)
+	}()
+	select {
+	case <-waited:
+	case <-time.After(closeWait):
+	}
 	return nil
 }
 

@@ -31,6 +31,8 @@ type StdioTransport struct {
 	// In and Out are the streams; nil means os.Stdin and os.Stdout.
 	In  io.Reader
 	Out io.Writer
+
+	eof chan struct{} // closed at the end of In (Server.Run watches it)
 }
 
 // Connect starts filtering In and returns the SDK connection over it.
@@ -44,7 +46,11 @@ func (t *StdioTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	w := &lockedWriter{w: out}
 	pr, pw := io.Pipe()
-	go filterLines(in, pw, w)
+	t.eof = make(chan struct{})
+	go func() {
+		filterLines(in, pw, w)
+		close(t.eof)
+	}()
 	inner := &mcp.IOTransport{Reader: pr, Writer: nopCloser{w}}
 	return inner.Connect(ctx)
 }

@@ -490,3 +490,40 @@ func TestHTTPToken(t *testing.T) {
 	require.False(t, res.IsError, text)
 	assert.Contains(t, text, "hello")
 }
+
+// TestEOFDuringCall: the client leaves (EOF) while a foreground command is
+// still running: cordon must not wait for that call; the session is
+// closed at once and every process, foreground and background, is gone.
+func TestEOFDuringCall(t *testing.T) {
+	requireLandlock(t)
+	tr := newTree(t)
+	r := startRaw(t, tr.args("landlock", "--on-ask", "allow")...)
+	r.send(t, initialize)
+	r.recv(t)
+	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"spawn_process","arguments":{"command":"sleep 1000"}}}`)
+	m := r.recv(t)
+	res, _ := m["result"].(map[string]any)
+	sc, _ := res["structuredContent"].(map[string]any)
+	bg, _ := sc["pid"].(float64)
+	require.NotZero(t, bg, "%v", m)
+	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo $$ > fg.pid; exec sleep 1000"}}}`)
+	var fg int
+	for range 200 {
+		if b, err := os.ReadFile(filepath.Join(tr.root, "fg.pid")); err == nil && len(b) > 1 {
+			fmt.Sscan(string(b), &fg)
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	require.NotZero(t, fg, "control: the foreground command started")
+	require.NoError(t, syscall.Kill(fg, 0))
+
+	require.NoError(t, r.in.Close())
+	start := time.Now()
+	ws := waitExit(t, r.cmd)
+	assert.Less(t, time.Since(start), 20*time.Second, "cordon did not wait for the call in flight")
+	assert.False(t, ws.Signaled())
+	assert.True(t, gone(fg), "the foreground command is gone")
+	assert.True(t, gone(int(bg)), "the background process is gone")
+}

@@ -1,0 +1,9 @@
+//go:build unix
+
+package mcpserver
+
+import "syscall"
+
+// openNonblock keeps an open from blocking on a FIFO and from following a
+// last-component link.
+const openNonblock = syscall.O_NONBLOCK | syscall.O_NOFOLLOW
