@@ -378,6 +378,8 @@ func TestUsageErrors(t *testing.T) {
 		{tr.args("local", "--http", "0.0.0.0:0", "--no-token"), "not a loopback address"},
 		{tr.args("local", "--http", "127.0.0.1:0", "--token-file", emptyFile(t)), "is empty"},
 		{tr.args("local", "--http", "127.0.0.1:0", "--token-file", shortFile(t)), "use at least 16"},
+		{append(tr.args("local", "--http", "127.0.0.1:0", "--no-token"), "--policy", policyFile(t, "mode: trusted\n")), "network: full"},
+		{append(tr.args("local", "--http", "127.0.0.1:0", "--no-token"), "--policy", policyFile(t, "mode: coding\nnetwork:\n  allow: [\"127.0.0.1:8080\"]\n")), "drop loopback"},
 		{tr.args("local", "--http", "nonsense"), `--http "nonsense"`},
 		{append(tr.args("local"), "--policy", filepath.Join(tr.root, "missing.yaml")), "missing.yaml"},
 		{[]string{"mcp", "--root", filepath.Join(tr.root, "notes.md"), "--backend", "local"}, "notes.md"},
@@ -392,6 +394,12 @@ func TestUsageErrors(t *testing.T) {
 		assert.Equal(t, exitSetup, ee.ExitCode(), "%v", tc.args)
 		assert.Contains(t, stderr.String(), tc.want, "%v", tc.args)
 	}
+}
+
+func policyFile(t *testing.T, content string) string {
+	p := filepath.Join(t.TempDir(), "policy.yaml")
+	require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+	return p
 }
 
 func emptyFile(t *testing.T) string {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -133,6 +134,11 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.httpAddr != "" {
+		if err := httpReachable(ws.Policy()); err != nil {
+			return err
+		}
+	}
 	srv, err := mcpserver.New(ctx, ws, mcpserver.Config{Version: buildinfo.Read().Version, OnAsk: onAsk, Logger: log})
 	if err != nil {
 		return err
@@ -210,6 +216,32 @@ func httpToken(o *mcpOptions) (string, error) {
 		return "", fmt.Errorf("the bearer token from %s is %d bytes; use at least %d random bytes", source, len(token), minTokenLen)
 	}
 	return token, nil
+}
+
+// httpReachable refuses --http when the workspace's own commands could
+// connect to the server: with network: full, or an allow-list that lets
+// loopback through, a command could open a session of its own (reading a
+// token file the policy lets it read) and approve its own asks.
+func httpReachable(p *policy.Policy) error {
+	switch p.Network {
+	case policy.NetworkFull:
+		return errors.New("--http with network: full: the workspace's commands could connect to this server and use it outside their sandbox; serve over stdio, or give the policy network: none or an allow-list")
+	case policy.NetworkAllowList:
+		for _, h := range p.Hosts.Allow {
+			host := h
+			if hh, _, err := net.SplitHostPort(h); err == nil {
+				host = hh
+			}
+			host = strings.TrimPrefix(host, "*.")
+			if pfx, err := netip.ParsePrefix(host); err == nil && pfx.Addr().IsLoopback() {
+				host = pfx.Addr().String()
+			}
+			if loopback(host) || strings.EqualFold(host, "localhost") || strings.HasSuffix(strings.ToLower(host), ".localhost") {
+				return fmt.Errorf("--http with network.allow naming %q: the workspace's commands could connect to this server and use it outside their sandbox; serve over stdio, or drop loopback from the allow-list", h)
+			}
+		}
+	}
+	return nil
 }
 
 // loopback reports whether host names only the loopback interface.
