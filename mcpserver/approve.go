@@ -183,7 +183,9 @@ var interpreters = map[string]bool{
 // does not survive a change of the script: the agent could rewrite it and
 // run anything under the same approval. Files a command reads without
 // naming them (a Makefile) are not covered; the OS sandbox confines the
-// command either way.
+// command either way. A bare word also covers a program of that name in
+// the root's .venv/bin or venv/bin, which the workspace puts first on
+// PATH when it holds a python.
 func namedFiles(root, cwd, command string) []string {
 	var out []string
 	prev := ""
@@ -200,6 +202,16 @@ func namedFiles(root, cwd, command string) []string {
 		}
 		if sum, ok := hashScript(root, p, after); ok {
 			out = append(out, p+" "+sum)
+		}
+		// A bare name may run a program of the root's virtualenv, which
+		// the workspace puts first on PATH (and the agent can create).
+		if !strings.ContainsRune(w, '/') {
+			for _, venv := range []string{".venv", "venv"} {
+				vp := filepath.Join(root, venv, "bin", w)
+				if sum, ok := hashScript(root, vp, false); ok {
+					out = append(out, vp+" "+sum)
+				}
+			}
 		}
 	}
 	return out

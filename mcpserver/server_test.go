@@ -741,6 +741,23 @@ func TestSessionGrantFollowsScript(t *testing.T) {
 	assert.True(t, res.IsError, "the changed script asks again")
 	assert.Equal(t, 2, e.asked())
 	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "changed.txt")))
+
+	// A bare name granted for the session, then shadowed by a program in
+	// a virtualenv the agent creates (the workspace puts it first on PATH).
+	e.answer(mcpserver.AnswerAllowSession)
+	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "stat notes.md"})
+	require.False(t, res.IsError, text)
+	for name, body := range map[string]string{".venv/bin/python": "", ".venv/bin/stat": "#!/bin/sh\ntouch shadowed.txt\n"} {
+		res, text = call(t, cs, workspace.ToolWriteFile, map[string]any{"path": name, "content": body})
+		require.False(t, res.IsError, text)
+		require.NoError(t, os.Chmod(filepath.Join(f.root, name), 0o755))
+	}
+	n := e.asked()
+	e.answer(mcpserver.AnswerDeny)
+	res, _ = call(t, cs, workspace.ToolShell, map[string]any{"command": "stat notes.md"})
+	assert.True(t, res.IsError, "the shadowing program asks again")
+	assert.Equal(t, n+1, e.asked())
+	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "shadowed.txt")))
 }
 
 // TestUnresolvedClaimGrantsNothing: approving a command whose path claim
