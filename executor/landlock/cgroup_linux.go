@@ -5,6 +5,8 @@ package landlock
 import (
 	"bufio"
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -97,13 +99,27 @@ var cgroupSeq atomic.Uint64
 // commandCgroup is the cgroup of one command.
 type commandCgroup struct{ dir string }
 
-// newCommandCgroup makes an empty cgroup for one command under base.
+// newCommandCgroup makes an empty cgroup for one command under base. Its
+// name carries random bytes besides the pid and a sequence number: a
+// cgroup left behind by a process that was killed outright (it cannot
+// remove it) keeps its name, and a later process given the same pid would
+// otherwise collide with it and fail every command.
 func newCommandCgroup(base string) (*commandCgroup, error) {
-	dir := filepath.Join(base, "cordon-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(cgroupSeq.Add(1), 10))
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("making the command's cgroup: %w", err)
+	var err error
+	for range 4 {
+		var rnd [6]byte
+		if _, err = rand.Read(rnd[:]); err != nil {
+			return nil, fmt.Errorf("making the command's cgroup: %w", err)
+		}
+		dir := filepath.Join(base, "cordon-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(cgroupSeq.Add(1), 10)+"-"+hex.EncodeToString(rnd[:]))
+		if err = os.Mkdir(dir, 0o755); err == nil {
+			return &commandCgroup{dir: dir}, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			break
+		}
 	}
-	return &commandCgroup{dir: dir}, nil
+	return nil, fmt.Errorf("making the command's cgroup: %w", err)
 }
 
 // procs is the file the child writes "0" to, to join.

@@ -3,6 +3,7 @@
 package landlock
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,4 +118,20 @@ func TestMountRegions(t *testing.T) {
 	tops, masks := mountRegions(pr, rs)
 	assert.Equal(t, []string{"/tmp/x", root}, tops)
 	assert.Equal(t, []string{root + "/.env", root + "/fixtures", root + "/lib/k.pem"}, masks)
+}
+
+// TestCommandCgroupSurvivesStaleNames: cgroups named as an earlier
+// process with this pid (killed outright, so it could not remove them)
+// would have named them do not make the next command's cgroup fail.
+func TestCommandCgroupSurvivesStaleNames(t *testing.T) {
+	base := t.TempDir()
+	next := cgroupSeq.Load()
+	for i := uint64(1); i <= 50; i++ {
+		stale := filepath.Join(base, fmt.Sprintf("cordon-%d-%d", os.Getpid(), next+i))
+		require.NoError(t, os.Mkdir(stale, 0o755))
+	}
+	c, err := newCommandCgroup(base)
+	require.NoError(t, err, "a stale cgroup name broke the next command")
+	_, err = os.Stat(c.dir)
+	require.NoError(t, err)
 }
