@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -166,7 +167,8 @@ func askKey(r *workspace.ApprovalRequest, root string) string {
 	return b.String()
 }
 
-// maxHashed is the largest file whose content a session grant covers.
+// maxHashed is the largest script a session grant covers; a command
+// naming a larger one asks every time.
 const maxHashed = 8 << 20
 
 // interpreters are the programs whose next word is the script they run.
@@ -221,12 +223,17 @@ func namedFiles(root, cwd, command string) []string {
 // root (symbolic links followed) that is executable or follows an
 // interpreter. It never blocks: the file is opened with O_NONBLOCK (a
 // FIFO swapped in would otherwise hang the ask) and checked on the open
-// descriptor; files outside the root (which the agent cannot change) are
-// not read at all.
+// descriptor; a file outside the root is not read, its resolved path
+// stands for it (a link in the root may be repointed).
 func hashScript(root, p string, afterInterpreter bool) (string, bool) {
 	real, err := filepath.EvalSymlinks(p)
-	if err != nil || (real != root && !strings.HasPrefix(real, root+string(filepath.Separator))) {
+	if err != nil {
 		return "", false
+	}
+	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
+		// Outside the root: not read, but where a link in the root points
+		// is part of what was approved (the agent can repoint the link).
+		return "outside:" + real, true
 	}
 	f, err := os.OpenFile(real, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
@@ -237,11 +244,18 @@ func hashScript(root, p string, afterInterpreter bool) (string, bool) {
 	if err != nil || !st.Mode().IsRegular() || (!afterInterpreter && st.Mode().Perm()&0o111 == 0) {
 		return "", false
 	}
+	if st.Size() > maxHashed {
+		// Too large to hash on every ask: never the same key, so a
+		// session grant for a command running it asks again each time.
+		var nonce [16]byte
+		_, _ = rand.Read(nonce[:])
+		return "unhashed:" + hex.EncodeToString(nonce[:]), true
+	}
 	h := sha256.New()
-	if _, err := io.Copy(h, io.LimitReader(f, maxHashed)); err != nil {
+	if _, err := io.Copy(h, f); err != nil {
 		return "", false
 	}
-	return hex.EncodeToString(h.Sum(nil)) + ":" + strconv.FormatInt(st.Size(), 10), true
+	return hex.EncodeToString(h.Sum(nil)), true
 }
 
 // target is the request's object: host:port, a command or a path.

@@ -776,3 +776,29 @@ func TestUnresolvedClaimGrantsNothing(t *testing.T) {
 	assert.Contains(t, text, "hello world", "allowed twin: the approved command ran")
 	assert.NotContains(t, text, secret, "the planted link's target was not granted")
 }
+
+// TestSessionGrantFollowsLinkOutside: a script link in the root pointing
+// outside it is not read, but repointing it asks again (the key holds the
+// link's resolved target, besides the grants the gate's claims give).
+func TestSessionGrantFollowsLinkOutside(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+	a, b := filepath.Join(f.home, "a.sh"), filepath.Join(f.home, "b.sh")
+	require.NoError(t, os.WriteFile(a, []byte("echo a\n"), 0o755))
+	require.NoError(t, os.WriteFile(b, []byte("echo b\n"), 0o755))
+	link := filepath.Join(f.root, "run.sh")
+	require.NoError(t, os.Symlink(a, link))
+
+	e.answer(mcpserver.AnswerAllowSession)
+	call(t, cs, workspace.ToolShell, map[string]any{"command": "./run.sh"})
+	call(t, cs, workspace.ToolShell, map[string]any{"command": "./run.sh"})
+	assert.Equal(t, 1, e.asked(), "control: the same link is covered by the session grant")
+
+	require.NoError(t, os.Remove(link))
+	require.NoError(t, os.Symlink(b, link))
+	e.answer(mcpserver.AnswerDeny)
+	res, _ := call(t, cs, workspace.ToolShell, map[string]any{"command": "./run.sh"})
+	assert.True(t, res.IsError, "the repointed link asks again")
+	assert.Equal(t, 2, e.asked())
+}
