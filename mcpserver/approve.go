@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -62,10 +63,14 @@ func (e *NoElicitationError) Error() string {
 // cancelling the form denies). An allow_session answer is remembered for
 // that client's session and covers exactly the same request again: the
 // same tool and operation on the same resolved path; the same command
-// line in the same directory with the same grants, while every script it
-// names (an executable file, or the word after sh, python3, node, ...)
-// has the same content; the same host
-// and port from the same command. A client
+// line in the same directory with the same grants, while every file it
+// names has the same content (a command whose words are known only when
+// it runs is never remembered; see namedFiles); the same host and port
+// from the same command. The files are hashed when the command asks, not
+// as it runs: a file rewritten in between (by a background process) is not
+// seen, so a session grant is a convenience that saves asking the same
+// question, never a bound on what the command does; the OS sandbox is.
+// A client
 // without elicitation gets the server's AskFallback. Called outside a
 // tool call of a Server, Approve refuses with an error.
 func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
@@ -148,7 +153,14 @@ func askKey(r *workspace.ApprovalRequest, root string) string {
 		b.WriteString(r.Command)
 		b.WriteByte(0)
 		b.WriteString(r.Cwd)
-		for _, h := range namedFiles(root, r.Cwd, r.Command) {
+		files, ok := namedFiles(root, r.Cwd, r.Command)
+		if !ok {
+			// Not coverable by content: a key no later ask can have.
+			var nonce [16]byte
+			_, _ = rand.Read(nonce[:])
+			return "unremembered:" + hex.EncodeToString(nonce[:])
+		}
+		for _, h := range files {
 			b.WriteByte(0)
 			b.WriteString(h)
 		}
@@ -167,95 +179,173 @@ func askKey(r *workspace.ApprovalRequest, root string) string {
 	return b.String()
 }
 
-// maxHashed is the largest script a session grant covers; a command
-// naming a larger one asks every time.
-const maxHashed = 8 << 20
+// maxHashed is the largest file a session grant covers, and maxHashedTotal
+// the most one command's named files may hold together; a command naming
+// more asks every time.
+const (
+	maxHashed      = 8 << 20
+	maxHashedTotal = 32 << 20
+)
 
-// interpreters are the programs whose next word is the script they run.
+// interpreters are the programs that run a file or their input as code.
 var interpreters = map[string]bool{
 	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "source": true, ".": true,
 	"python": true, "python3": true, "node": true, "deno": true, "bun": true, "perl": true, "ruby": true, "php": true,
-	"lua": true, "Rscript": true, "osascript": true, "awk": true, "make": true,
+	"lua": true, "Rscript": true, "osascript": true, "awk": true, "make": true, "eval": true, "exec": true,
 }
 
-// namedFiles returns "path sha256" for each file command appears to run:
-// a word naming an executable regular file, or the word after an
-// interpreter (sh build.sh, python3 x.py; relative to cwd, symbolic links
-// followed), so that a session grant for "./build.sh" or "sh build.sh"
-// does not survive a change of the script: the agent could rewrite it and
-// run anything under the same approval. Files a command reads without
-// naming them (a Makefile) are not covered; the OS sandbox confines the
-// command either way. A bare word also covers a program of that name in
+// namedFiles returns "path resolved sha256" for the files command may run:
+// every word naming an executable regular file, and, when any word names
+// an interpreter (sh, python3, node, make, ...; see interpreters), every
+// word or redirection target naming a regular file (relative to cwd,
+// symbolic links followed). So a session grant for "./build.sh",
+// `sh "build.sh"`, "sh < build.sh" or "cat build.sh | sh" does not survive
+// a change of the file: the agent could rewrite it and run anything under
+// the same approval. A bare word also covers a program of that name in
 // the root's .venv/bin or venv/bin, which the workspace puts first on
-// PATH when it holds a python.
-func namedFiles(root, cwd, command string) []string {
-	var out []string
-	prev := ""
-	for _, w := range strings.Fields(command) {
-		w = strings.Trim(w, `"';&|()<>`)
-		after := interpreters[filepath.Base(prev)]
-		prev = w
-		if w == "" || strings.HasPrefix(w, "-") {
-			continue
+// PATH when it holds a python. The words are the shell's own after quote
+// removal (mvdan.cc/sh parses the command).
+//
+// ok is false when the command cannot be covered by content: it does not
+// parse, or a word's value is known only when it runs (a parameter,
+// command or arithmetic expansion, a glob, a brace expansion, a leading
+// ~), or its files are too large to hash. Such a command is never
+// remembered. Files a command reads without naming them (a Makefile) are
+// not covered; the OS sandbox confines the command either way.
+func namedFiles(root, cwd, command string) (out []string, ok bool) {
+	words, ok := literalWords(command)
+	if !ok {
+		return nil, false
+	}
+	interp := false
+	for _, w := range words {
+		interp = interp || interpreters[filepath.Base(w)]
+	}
+	var total int64
+	add := func(p string) bool {
+		sum, n, ok := hashScript(p, !interp)
+		if !ok {
+			return true
 		}
+		total += n
+		if sum == "" || total > maxHashedTotal {
+			return false
+		}
+		out = append(out, p+" "+sum)
+		return true
+	}
+	for _, w := range words {
 		p := w
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(cwd, p)
 		}
-		if sum, ok := hashScript(root, p, after); ok {
-			out = append(out, p+" "+sum)
+		if !add(p) {
+			return nil, false
 		}
 		// A bare name may run a program of the root's virtualenv, which
 		// the workspace puts first on PATH (and the agent can create).
 		if !strings.ContainsRune(w, '/') {
 			for _, venv := range []string{".venv", "venv"} {
-				vp := filepath.Join(root, venv, "bin", w)
-				if sum, ok := hashScript(root, vp, false); ok {
-					out = append(out, vp+" "+sum)
+				if !add(filepath.Join(root, venv, "bin", w)) {
+					return nil, false
 				}
 			}
 		}
 	}
-	return out
+	return out, true
 }
 
-// hashScript returns the SHA-256 of p when it is a regular file inside
-// root (symbolic links followed) that is executable or follows an
-// interpreter. It never blocks: the file is opened with O_NONBLOCK (a
-// FIFO swapped in would otherwise hang the ask) and checked on the open
-// descriptor; a file outside the root is not read, its resolved path
-// stands for it (a link in the root may be repointed).
-func hashScript(root, p string, afterInterpreter bool) (string, bool) {
+// literalWords returns the value of every word of command (arguments,
+// assignments, redirection targets, here-strings), or false when one is
+// not known before the command runs.
+func literalWords(command string) ([]string, bool) {
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return nil, false
+	}
+	var words []string
+	ok := true
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if !ok {
+			return false
+		}
+		w, isWord := n.(*syntax.Word)
+		if !isWord {
+			return true
+		}
+		v, lit := wordValue(w)
+		if !lit {
+			ok = false
+			return false
+		}
+		words = append(words, v)
+		return false
+	})
+	return words, ok
+}
+
+// wordValue is the value of a word made only of literal text and quotes.
+func wordValue(w *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit:
+			// Unquoted: globs, brace expansions and a leading ~ expand.
+			if strings.ContainsAny(p.Value, "*?[{~\\") {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.DblQuoted:
+			for _, q := range p.Parts {
+				l, ok := q.(*syntax.Lit)
+				if !ok || strings.ContainsAny(l.Value, "\\") {
+					return "", false
+				}
+				b.WriteString(l.Value)
+			}
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// hashScript returns the resolved path and SHA-256 of p, and its size,
+// when p is a regular file, executable if executableOnly (symbolic links followed: where a link points
+// is part of what was approved, the agent can repoint it); ok is false
+// when p is not one (a missing file, a directory), and sum is "" when the
+// file is too large to hash. Files outside the root are hashed too (the
+// agent may be able to write there). It never blocks: the file is opened
+// with O_NONBLOCK (a FIFO swapped in would otherwise hang the ask) and
+// checked on the open descriptor.
+func hashScript(p string, executableOnly bool) (sum string, size int64, ok bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
-		return "", false
-	}
-	if real != root && !strings.HasPrefix(real, root+string(filepath.Separator)) {
-		// Outside the root: not read, but where a link in the root points
-		// is part of what was approved (the agent can repoint the link).
-		return "outside:" + real, true
+		return "", 0, false
 	}
 	f, err := os.OpenFile(real, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
-		return "", false
+		return "", 0, false
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || (!afterInterpreter && st.Mode().Perm()&0o111 == 0) {
-		return "", false
+	if err != nil || !st.Mode().IsRegular() || (executableOnly && st.Mode().Perm()&0o111 == 0) {
+		return "", 0, false
 	}
 	if st.Size() > maxHashed {
-		// Too large to hash on every ask: never the same key, so a
-		// session grant for a command running it asks again each time.
-		var nonce [16]byte
-		_, _ = rand.Read(nonce[:])
-		return "unhashed:" + hex.EncodeToString(nonce[:]), true
+		return "", st.Size(), true
 	}
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", false
+	n, err := io.Copy(h, io.LimitReader(f, maxHashed+1))
+	if err != nil || n > maxHashed {
+		return "", n, true
 	}
-	return hex.EncodeToString(h.Sum(nil)), true
+	return real + " " + hex.EncodeToString(h.Sum(nil)), n, true
 }
 
 // target is the request's object: host:port, a command or a path.

@@ -253,6 +253,11 @@ func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if c := s.sessions[ss]; c != nil {
+		if c.closed {
+			// A call that arrived as the connection closed: never a new
+			// workspace session for it.
+			return nil, errors.New("the MCP session has ended")
+		}
 		return c, nil
 	}
 	if s.closed {
@@ -276,10 +281,23 @@ func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
 }
 
 // closeClient closes the workspace session of ss and returns when it is
-// closed (its processes reaped), whichever caller got there first.
+// closed (its processes reaped), whichever caller got there first. The
+// closed client stays in the table as a tombstone for tombstoneTTL, so a
+// call still in flight as the connection ended cannot open a new
+// workspace session for it.
 func (s *Server) closeClient(ss *mcp.ServerSession) {
 	s.mu.Lock()
 	c := s.sessions[ss]
+	if c != nil && !c.closed {
+		c.closed = true
+		time.AfterFunc(tombstoneTTL, func() {
+			s.mu.Lock()
+			if s.sessions[ss] == c {
+				delete(s.sessions, ss)
+			}
+			s.mu.Unlock()
+		})
+	}
 	s.mu.Unlock()
 	if c == nil {
 		return
@@ -288,12 +306,10 @@ func (s *Server) closeClient(ss *mcp.ServerSession) {
 		_ = c.ss.Close()
 		s.log.Debug("mcp session closed")
 	})
-	s.mu.Lock()
-	if s.sessions[ss] == c {
-		delete(s.sessions, ss)
-	}
-	s.mu.Unlock()
 }
+
+// tombstoneTTL is how long a closed connection's entry outlives it.
+const tombstoneTTL = time.Minute
 
 // client is one MCP connection: its workspace session, the approvals it
 // remembers and the background process exits not yet reported.
@@ -302,6 +318,7 @@ type client struct {
 	ss        *workspace.Session
 	mcp       *mcp.ServerSession
 	closeOnce sync.Once
+	closed    bool // under srv.mu: the connection ended; see closeClient
 
 	mu     sync.Mutex
 	grants map[string]bool // "for this session" approvals, by askKey

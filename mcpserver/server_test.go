@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -801,4 +802,44 @@ func TestSessionGrantFollowsLinkOutside(t *testing.T) {
 	res, _ := call(t, cs, workspace.ToolShell, map[string]any{"command": "./run.sh"})
 	assert.True(t, res.IsError, "the repointed link asks again")
 	assert.Equal(t, 2, e.asked())
+}
+
+// TestSessionGrantFollowsQuotedScript: the words a session grant's key
+// covers are the shell's own after quote removal, so a quoted script name,
+// a redirection and a pipe from a file are covered; a command whose words
+// are known only when it runs is never remembered. Before, the key split
+// the command on spaces, so `sh "build.sh"` stayed granted after the
+// script changed.
+func TestSessionGrantFollowsQuotedScript(t *testing.T) {
+	f := newFixture(t, newLandlock(t), mcpserver.Config{})
+	e := &elicitor{}
+	cs := f.connect(t, e, nil)
+	script := filepath.Join(f.root, "build.sh")
+	for i, command := range []string{`sh "build.sh"`, `sh 'build.sh'`, `sh < build.sh`, `cat build.sh | sh`, `sh -c "$(cat build.sh)"`, `f=build.sh; sh "$f"`, `sh build.*`} {
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho built\n"), 0o755))
+		n := e.asked()
+		dynamic := i >= 4
+		e.answer(mcpserver.AnswerAllowSession)
+		if dynamic {
+			e.answer(mcpserver.AnswerAllowSession)
+		}
+		res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": command})
+		require.False(t, res.IsError, "%s: %s", command, text)
+		require.Contains(t, text, "built", command)
+		res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": command})
+		require.False(t, res.IsError, "%s: %s", command, text)
+		if dynamic {
+			assert.Equal(t, n+2, e.asked(), "%s: a command with words known only when it runs is never remembered", command)
+			continue
+		}
+		assert.Equal(t, n+1, e.asked(), "control: %s: the unchanged script runs under the session grant", command)
+
+		marker := fmt.Sprintf("changed%d.txt", i)
+		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\ntouch "+marker+"\n"), 0o755))
+		e.answer(mcpserver.AnswerDeny)
+		res, _ = call(t, cs, workspace.ToolShell, map[string]any{"command": command})
+		assert.True(t, res.IsError, "%s: the changed script asks again", command)
+		assert.Equal(t, n+2, e.asked(), command)
+		assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, marker)), command)
+	}
 }
