@@ -156,6 +156,11 @@ const (
 type Gap struct {
 	Control Control `json:"control"`
 	Reason  string  `json:"reason"`
+	// Concurrent reports a gap only a process running alongside the
+	// command can reach (another command or a background process of the
+	// same workspace racing its start), never the command alone: while
+	// nothing else of the workspace runs, the control holds.
+	Concurrent bool `json:"concurrent,omitempty"`
 }
 
 // Capabilities describes what an executor enforces on this host.

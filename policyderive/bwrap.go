@@ -93,5 +93,7 @@ func mountElements(f *Fidelity, pr *Profile) {
 	}
 	f.exact("metadata", ControlFSMetadata, "", "ungranted paths do not exist in the sandbox; read-only binds refuse chmod and chown")
 	f.looser("unix sockets", ControlNetUnix, "", "pathname Unix sockets in System trees, in read grants outside the searched trees (trusted mode's whole-disk read) and created while the command runs can be connected to (no mount stops connect(2)); the sockets found in the searched trees (the root, the granted home, explicit grants) and under /run are hidden unless a path rule or grant names them", "mounts restrict file access, not socket connections", "use network none and narrow read grants, or the landlock backend with ABI ≥ 9", true)
-	f.looser("start-time resolution", ControlFSRead, "", "paths are resolved when the sandbox starts: a directory replaced by a symbolic link between derivation and start (by a background process, for instance) is followed", "mounts name paths, not open files", "derive right before starting (the workspace does), and keep background processes to a minimum", true)
+	f.add(Element{Class: Looser, Subject: "start-time resolution", Control: ControlFSRead, Inherent: true, Concurrent: true,
+		Detail: "paths are resolved when the sandbox starts: a directory replaced by a symbolic link between derivation and start (by a background process, for instance) is followed",
+		Reason: "mounts name paths, not open files", Remedy: "derive right before starting (the workspace does), and keep background processes to a minimum"})
 }

@@ -103,6 +103,12 @@ type Element struct {
 	// protected paths are re-scanned after each command). Backends declare
 	// such elements as gaps in Describe; Err does not refuse them.
 	Inherent bool `json:"inherent,omitempty"`
+	// Concurrent marks a looser element only a process running alongside
+	// the command can reach (another command or a background process of
+	// the same workspace racing its start), never the command alone: while
+	// nothing else of the workspace runs, the control holds. The
+	// workspace's sandbox auto-allow relies on it.
+	Concurrent bool `json:"concurrent,omitempty"`
 	// Mitigated, when set, says what closed a looser element (for
 	// instance "seccomp filter"): the backend enforces it by other means
 	// and the element no longer counts as looser.
@@ -127,6 +133,9 @@ func (e Element) String() string {
 	}
 	if e.Inherent {
 		b.WriteString(" [inherent]")
+	}
+	if e.Concurrent {
+		b.WriteString(" [concurrent only]")
 	}
 	if e.Class == Looser && e.Remedy != "" && e.Mitigated == "" {
 		fmt.Fprintf(&b, "; to proceed: %s", e.Remedy)

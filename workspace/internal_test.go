@@ -16,12 +16,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/executor/landlock"
 )
 
 // helperEnv selects a re-exec entry point of this test binary.
 const helperEnv = "CORDON_WORKSPACE_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	landlock.Init()
+	bwrap.Init()
 	switch os.Getenv(helperEnv) {
 	case "":
 		os.Exit(m.Run())

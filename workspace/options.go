@@ -35,6 +35,7 @@ type config struct {
 	limits       Limits
 	exec         executor.Executor
 	approver     Approver
+	autoAllow    *bool
 	home         *string
 	logger       *slog.Logger
 }
@@ -219,6 +220,19 @@ func WithExecutor(e executor.Executor, errs ...error) Option {
 func WithApprover(a Approver) Option {
 	return func(c *config) error {
 		c.approver = a
+		return nil
+	}
+}
+
+// WithSandboxAutoAllow turns sandbox auto-allow on or off (default on).
+// When on, and the executor enforces the policy strictly (derived from
+// its Describe: see AutoAllow), a command whose only ask comes from
+// shell_default runs without asking; asks from path claims, command
+// rules, dynamic commands and the network still ask. It never applies to
+// an executor without isolation (executor.Local) or in best-effort mode.
+func WithSandboxAutoAllow(on bool) Option {
+	return func(c *config) error {
+		c.autoAllow = &on
 		return nil
 	}
 }

@@ -18,6 +18,7 @@ type Session struct {
 	ctx    context.Context // cancelled by Close: ends running commands
 	cancel context.CancelFunc
 	caps   executor.Capabilities
+	auto   AutoAllow // from caps and the policy, at Open
 	closed atomic.Bool
 
 	mu     sync.Mutex
@@ -55,6 +56,7 @@ func (s *Session) Close() error {
 		go func() {
 			defer wg.Done()
 			_ = bp.p.Kill()
+			bp.release()
 		}()
 	}
 	wg.Wait()
@@ -82,8 +84,20 @@ func (s *Session) DecideCommand(command, cwd string) (*policy.CommandVerdict, er
 	if err != nil {
 		return nil, err
 	}
-	return s.ws.checker.DecideCommand(command, dir)
+	v, err := s.ws.checker.DecideCommand(command, dir)
+	if err != nil {
+		return nil, err
+	}
+	if s.auto.On && onlyShellDefault(v) {
+		v = autoAllowed(v, s.auto)
+	}
+	return v, nil
 }
+
+// AutoAllow says whether this session's sandbox auto-allows commands
+// whose only ask comes from shell_default, and why (see
+// WithSandboxAutoAllow).
+func (s *Session) AutoAllow() AutoAllow { return s.auto }
 
 // Instructions returns the "## Workspace" system-prompt section for this
 // session (see Workspace.Instructions); it uses the executor capabilities

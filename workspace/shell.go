@@ -84,6 +84,9 @@ type bgProc struct {
 	started time.Time
 	p       executor.Process
 	killed  atomic.Bool // by KillProcess
+	// release gives back the process's place in the workspace's run
+	// gate; called once it is known to have ended (idempotent).
+	release func()
 }
 
 // resolveCwd resolves a command's working directory: the root when "",
@@ -100,19 +103,39 @@ func (s *Session) resolveCwd(cwd string) (string, error) {
 }
 
 // authorizeCommand judges command in cwd, asks on Ask, and returns the
-// request to run.
-func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd string) (*executor.Request, error) {
+// request to run and the release of the command's place in the
+// workspace's run gate, to call when the command (or background process)
+// has ended.
+func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd string) (_ *executor.Request, release func(), err error) {
 	if strings.TrimSpace(command) == "" {
-		return nil, &ArgumentError{Arg: "command", Reason: "empty command"}
+		return nil, nil, &ArgumentError{Arg: "command", Reason: "empty command"}
 	}
 	dir, err := s.resolveCwd(cwd)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v, err := s.ws.checker.DecideCommand(command, dir)
 	if err != nil {
-		return nil, &ArgumentError{Arg: "command", Value: clip(command, 200), Err: err}
+		return nil, nil, &ArgumentError{Arg: "command", Value: clip(command, 200), Err: err}
 	}
+	if s.auto.On && onlyShellDefault(v) {
+		switch {
+		case !s.auto.Exclusive:
+			v = autoAllowed(v, s.auto)
+		case op == "run":
+			// Only while nothing else of the workspace runs; else it asks.
+			if r, ok := s.ws.gate.exclusive(); ok {
+				release = r
+				v = autoAllowed(v, s.auto)
+			}
+		}
+	}
+	defer func() {
+		if err != nil && release != nil {
+			release()
+			release = nil
+		}
+	}()
 	var grants []policy.Grant
 	switch v.Decision {
 	case policy.Allow:
@@ -121,18 +144,24 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		grants = grantsOf(v)
 		req := &ApprovalRequest{Op: op, Command: command, Cwd: dir, CommandVerdict: v, Grants: grants}
 		if err := s.ask(ctx, tool, req, command, v.Rule, v.Reason); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	default:
 		s.ws.log.Info(tool+" denied", "command", command, "cwd", dir, "rule", v.Rule)
-		return nil, &policy.DeniedError{Op: "run", Path: command, Rule: v.Rule, Decision: policy.Deny, Reason: v.Reason}
+		return nil, nil, &policy.DeniedError{Op: "run", Path: command, Rule: v.Rule, Decision: policy.Deny, Reason: v.Reason}
 	}
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		reason := "not a directory"
 		if err != nil {
 			reason = err.Error()
 		}
-		return nil, &ArgumentError{Arg: "cwd", Value: s.ws.relOrAbs(dir), Reason: reason}
+		return nil, nil, &ArgumentError{Arg: "cwd", Value: s.ws.relOrAbs(dir), Reason: reason}
+	}
+	if release == nil {
+		// Wait while an exclusive auto-allowed command runs.
+		if release, err = s.ws.gate.shared(ctx); err != nil {
+			return nil, nil, err
+		}
 	}
 	return &executor.Request{
 		Command:     command,
@@ -146,7 +175,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		AskNetwork: func(pctx context.Context, host string, port uint16) bool {
 			return s.askNetwork(callContext{pctx, ctx}, tool, command, host, port)
 		},
-	}, nil
+	}, release, nil
 }
 
 // callContext is the context of a network ask: cancelled with the
@@ -207,10 +236,11 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 	if timeout == 0 || timeout > s.ws.shellTimeout {
 		timeout = s.ws.shellTimeout
 	}
-	req, err := s.authorizeCommand(ctx, "shell", "run", command, cwd)
+	req, release, err := s.authorizeCommand(ctx, "shell", "run", command, cwd)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	req.Timeout = timeout
 	rctx, cancel := s.merge(ctx)
 	defer cancel()
@@ -254,22 +284,28 @@ func (s *Session) Spawn(ctx context.Context, command, cwd string) (*ProcessInfo,
 	if !ok {
 		return nil, &BackgroundUnsupportedError{Executor: fmt.Sprintf("%T", s.ws.exec)}
 	}
-	req, err := s.authorizeCommand(ctx, "spawn_process", "spawn", command, cwd)
+	req, release, err := s.authorizeCommand(ctx, "spawn_process", "spawn", command, cwd)
 	if err != nil {
 		return nil, err
 	}
 	p, err := st.Start(ctx, req)
 	if err != nil {
+		release()
 		return nil, fmt.Errorf("starting %q: %w", clip(command, 200), err)
 	}
+	go func() {
+		<-p.Done()
+		release()
+	}()
 	s.mu.Lock()
 	if s.closed.Load() {
 		s.mu.Unlock()
 		_ = p.Kill()
+		release()
 		return nil, &ClosedError{Op: "Spawn"}
 	}
 	s.nextID++
-	bp := &bgProc{id: "p" + strconv.Itoa(s.nextID), num: s.nextID, command: command, cwd: s.ws.relOrAbs(req.Dir), started: time.Now(), p: p}
+	bp := &bgProc{id: "p" + strconv.Itoa(s.nextID), num: s.nextID, command: command, cwd: s.ws.relOrAbs(req.Dir), started: time.Now(), p: p, release: release}
 	s.procs[bp.id] = bp
 	s.mu.Unlock()
 	s.ws.log.Debug("spawned", "id", bp.id, "command", command)
@@ -411,6 +447,7 @@ func (s *Session) KillProcess(id string) (*ProcessOutput, error) {
 	if err := bp.p.Kill(); err != nil {
 		return nil, fmt.Errorf("killing background process %s: %w", id, err)
 	}
+	bp.release()
 	out := &ProcessOutput{ID: bp.id, Command: bp.command}
 	out.Status, out.ExitCode, out.Signal = bp.finalStatus()
 	b, dropped := bp.p.ReadOutput()

@@ -20,6 +20,8 @@ type Workspace struct {
 	modeName     string // "coding", "readonly", "trusted" or "custom"
 	exec         executor.Executor
 	approver     Approver
+	autoAllow    bool    // WithSandboxAutoAllow
+	gate         runGate // orders exclusive auto-allowed commands
 	limits       Limits
 	shellTimeout time.Duration
 	env          map[string]string // WithEnv
@@ -86,6 +88,8 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 		modeName:     modeName,
 		exec:         exec,
 		approver:     c.approver,
+		autoAllow:    c.autoAllow == nil || *c.autoAllow,
+		gate:         newRunGate(),
 		limits:       c.limits.withDefaults(),
 		shellTimeout: c.shellTimeout,
 		env:          c.env,
@@ -127,6 +131,7 @@ func (w *Workspace) Open(ctx context.Context) (*Session, error) {
 		procs:  map[string]*bgProc{},
 		caps:   w.capabilities(ctx),
 	}
+	s.auto = autoAllow(w.autoAllow, s.caps, w.checker.Policy())
 	w.log.Debug("session opened", "root", w.Root(), "executor", s.caps.Backend)
 	return s, nil
 }

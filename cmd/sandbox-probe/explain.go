@@ -3,14 +3,17 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/workspace"
 )
 
 // PathVerdict is the JSON form of a path decision (explain PATH --json,
@@ -113,6 +116,7 @@ type explainOptions struct {
 	json    bool
 	expect  string
 	host    string
+	backend string
 }
 
 func (a *app) explainCommand() *cobra.Command {
@@ -153,6 +157,7 @@ or a batch line could not be judged; 2 usage or setup error.`,
 	f.BoolVar(&o.json, "json", false, "print the verdict as JSON")
 	f.StringVar(&o.expect, "expect", "", "exit 1 unless the decision is this one (allow, ask or deny)")
 	f.StringVar(&o.host, "host", "", "judge a connection to NAME[:PORT] (port 443 when none is given) by the policy's network setting")
+	f.StringVar(&o.backend, "backend", "", "with --command: judge it as a workspace on this backend does, with its sandbox auto-allow ("+strings.Join(backendNames(), ", ")+")")
 	return cmd
 }
 
@@ -179,6 +184,8 @@ func (a *app) explain(o *explainOptions, args []string) error {
 		return usageErrorf("explain: one PATH at a time (got %d; use --batch for many)", len(args))
 	case o.write && len(args) == 0:
 		return usageErrorf("explain: --write applies to a PATH")
+	case o.backend != "" && !o.pf.cmd.Flags().Changed("command"):
+		return usageErrorf("explain: --backend applies to --command")
 	}
 	var expect *policy.Decision
 	if o.expect != "" {
@@ -239,7 +246,12 @@ func (a *app) explain(o *explainOptions, args []string) error {
 		if err != nil {
 			return err
 		}
-		v, err := c.DecideCommand(o.command, cwd)
+		var v *policy.CommandVerdict
+		if o.backend != "" {
+			v, err = a.decideOnBackend(o, ws)
+		} else {
+			v, err = c.DecideCommand(o.command, cwd)
+		}
 		if err != nil {
 			return setupError(fmt.Errorf("explain --command: %w", err))
 		}
@@ -590,4 +602,36 @@ func (a *app) judgeBatchLine(c *policy.Checker, ws *workspaceSpec, n int, line [
 		ans.OK = &ok
 	}
 	return ans
+}
+
+// decideOnBackend judges o.command as a workspace session on o.backend
+// does: the policy's verdict, with the sandbox's auto-allow applied.
+func (a *app) decideOnBackend(o *explainOptions, ws *workspaceSpec) (*policy.CommandVerdict, error) {
+	ctx := context.Background()
+	b, err := lookupBackend(o.backend)
+	if err != nil {
+		return nil, err
+	}
+	bo := a.backendOptions(false)
+	if av := b.Check(ctx, bo); !av.Available {
+		return nil, fmt.Errorf("backend %s is unavailable: %s", b.Name, av.Reason)
+	}
+	x, err := b.New(bo)
+	if err != nil {
+		return nil, err
+	}
+	defer closeExecutor(x)
+	w, err := workspace.Local(ws.root, workspace.WithPolicy(ws.policy), workspace.WithHome(ws.home), workspace.WithExecutor(x))
+	if err != nil {
+		return nil, err
+	}
+	s, err := w.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if aa := s.AutoAllow(); !aa.On {
+		fmt.Fprintf(a.stderr, "sandbox-probe: sandbox auto-allow is off on %s: %s\n", b.Name, aa.Why)
+	}
+	return s.DecideCommand(o.command, o.cwd)
 }

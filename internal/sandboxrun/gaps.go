@@ -18,7 +18,7 @@ func Gap(e policyderive.Element) executor.Gap {
 	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
 		reason += "; to proceed: " + e.Remedy
 	}
-	return executor.Gap{Control: executor.Control(e.Control), Reason: reason}
+	return executor.Gap{Control: executor.Control(e.Control), Reason: reason, Concurrent: e.Concurrent}
 }
 
 // Gaps turns elements into gaps, one each.
@@ -37,6 +37,12 @@ func GroupedGaps(els []policyderive.Element) []executor.Gap {
 	type group struct {
 		control string
 		els     []policyderive.Element
+	}
+	// A control's gap is concurrent-only when every element of it is.
+	concurrent := map[string]bool{}
+	for _, e := range els {
+		c, seen := concurrent[e.Control]
+		concurrent[e.Control] = e.Concurrent && (c || !seen)
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -72,7 +78,7 @@ func GroupedGaps(els []policyderive.Element) []executor.Gap {
 			continue
 		}
 		index[g.control] = len(out)
-		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason})
+		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason, Concurrent: concurrent[g.control]})
 	}
 	return out
 }
