@@ -2,22 +2,15 @@ package mcpserver
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cordon-sandbox/cordon/workspace"
 )
@@ -29,19 +22,28 @@ const (
 	AnswerDeny         = "deny"
 )
 
-// askSchema is the elicitation form: one choice.
-var askSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"decision": map[string]any{
-			"type":        "string",
-			"title":       "Decision",
-			"description": "allow_once: this time only; allow_session: this exact request again until this MCP session ends; deny: refuse it",
-			"enum":        []string{AnswerAllowOnce, AnswerAllowSession, AnswerDeny},
-			"default":     AnswerDeny,
+// askSchemaFor is the elicitation form: one choice, allow_session only
+// when the request offers a session scope.
+func askSchemaFor(req *workspace.ApprovalRequest) map[string]any {
+	desc := "allow_once: this time only; deny: refuse it"
+	enum := []string{AnswerAllowOnce, AnswerDeny}
+	if slices.Contains(req.Scopes, workspace.ScopeSession) {
+		desc = "allow_once: this time only; allow_session: until this MCP session ends, " + req.Covers + "; deny: refuse it"
+		enum = []string{AnswerAllowOnce, AnswerAllowSession, AnswerDeny}
+	}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision": map[string]any{
+				"type":        "string",
+				"title":       "Decision",
+				"description": desc,
+				"enum":        enum,
+				"default":     AnswerDeny,
+			},
 		},
-	},
-	"required": []string{"decision"},
+		"required": []string{"decision"},
+	}
 }
 
 // NoElicitationError is the refusal of an ask when the client cannot put
@@ -56,43 +58,36 @@ func (e *NoElicitationError) Error() string {
 		describe(e.Request), printable(e.Request.Reason()))
 }
 
-// Approve is the workspace.Approver of a workspace served by a Server:
-// build the workspace with workspace.WithApprover(mcpserver.Approve). It
+// Approve is the workspace.Asker of a workspace served by a Server:
+// build the workspace with workspace.WithAsker(mcpserver.Approve). It
 // puts the ask to the user of the client whose tool call it serves, as an
-// elicitation offering allow_once, allow_session and deny (declining or
-// cancelling the form denies). An allow_session answer is remembered for
-// that client's session and covers exactly the same request again: the
-// same tool and operation on the same resolved path; the same command
-// line in the same directory with the same grants, while every file it
-// names has the same content (a command whose words are known only when
-// it runs is never remembered; see namedFiles); the same host and port
-// from the same command. The files are hashed when the command asks, not
-// as it runs: a file rewritten in between (by a background process) is not
-// seen, so a session grant is a convenience that saves asking the same
-// question, never a bound on what the command does; the OS sandbox is.
-// A client
-// without elicitation gets the server's AskFallback. Called outside a
-// tool call of a Server, Approve refuses with an error.
-func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
+// elicitation offering allow_once, allow_session (when the request
+// offers workspace.ScopeSession) and deny (declining or cancelling the
+// form denies). An allow_session answer becomes a session grant of that
+// client's workspace session, covering exactly what the request's Covers
+// says: the same words of each asking command segment in the same
+// directory while every file the command names has the same content (a
+// command whose words are known only when it runs is never covered), a
+// path and op for one tool, a host and port. The files are hashed when
+// the command asks, not as it runs: a file rewritten in between (by a
+// background process) is not seen, so a session grant is a convenience
+// that saves asking the same question, never a bound on what the command
+// does; the OS sandbox is. A client without elicitation gets the server's
+// AskFallback. Called outside a tool call of a Server, Approve refuses
+// with an error.
+func Approve(ctx context.Context, req *workspace.ApprovalRequest) (workspace.Answer, error) {
 	tc, _ := ctx.Value(callKey{}).(*toolCall)
 	if tc == nil {
-		return false, errors.New("mcpserver.Approve was called outside an MCP tool call")
+		return workspace.Answer{}, errors.New("mcpserver.Approve was called outside an MCP tool call")
 	}
 	c := tc.c
-	key := askKey(req, c.srv.ws.Root())
-	c.mu.Lock()
-	remembered := c.grants[key]
-	c.mu.Unlock()
-	if remembered {
-		return true, nil
-	}
 	log := c.srv.log.With("tool", req.Tool, "op", req.Op, "target", clip(target(req), 200))
 	if !canElicit(c.mcp) {
 		if c.srv.cfg.OnAsk == AskAllow {
 			log.Info("ask approved by --on-ask allow (the client cannot elicit)")
-			return true, nil
+			return workspace.Answer{Allow: true}, nil
 		}
-		return false, &NoElicitationError{Request: req}
+		return workspace.Answer{}, &NoElicitationError{Request: req}
 	}
 	ectx := ctx
 	if tc.done.Load() {
@@ -104,9 +99,9 @@ func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) 
 		defer context.AfterFunc(ctx, cancel)()
 		defer cancel()
 	}
-	res, err := c.mcp.Elicit(ectx, &mcp.ElicitParams{Message: askMessage(req, c.ss.Capabilities().Backend), RequestedSchema: askSchema})
+	res, err := c.mcp.Elicit(ectx, &mcp.ElicitParams{Message: askMessage(req, c.ss.Capabilities().Backend), RequestedSchema: askSchemaFor(req)})
 	if err != nil {
-		return false, fmt.Errorf("asking the user through the MCP client: %w", err)
+		return workspace.Answer{}, fmt.Errorf("asking the user through the MCP client: %w", err)
 	}
 	answer := ""
 	if res.Action == "accept" {
@@ -115,14 +110,14 @@ func Approve(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) 
 	log.Info("ask answered", "action", res.Action, "decision", answer)
 	switch answer {
 	case AnswerAllowOnce:
-		return true, nil
+		return workspace.Answer{Allow: true}, nil
 	case AnswerAllowSession:
-		c.mu.Lock()
-		c.grants[key] = true
-		c.mu.Unlock()
-		return true, nil
+		if slices.Contains(req.Scopes, workspace.ScopeSession) {
+			return workspace.Answer{Allow: true, Scope: workspace.ScopeSession}, nil
+		}
+		return workspace.Answer{Allow: true}, nil
 	}
-	return false, nil
+	return workspace.Answer{}, nil
 }
 
 // canElicit reports whether the client declared form elicitation.
@@ -133,219 +128,6 @@ func canElicit(ss *mcp.ServerSession) bool {
 	}
 	e := p.Capabilities.Elicitation
 	return e.Form != nil || e.URL == nil
-}
-
-// askKey identifies what an approval covers: the operation and its exact
-// target, with a command's grants (so a command whose path claims now
-// resolve elsewhere asks again).
-func askKey(r *workspace.ApprovalRequest, root string) string {
-	var b strings.Builder
-	b.WriteString(r.Tool)
-	b.WriteByte(0)
-	b.WriteString(r.Op)
-	b.WriteByte(0)
-	switch {
-	case r.Op == "connect":
-		b.WriteString(net.JoinHostPort(r.Host, strconv.Itoa(int(r.Port))))
-		b.WriteByte(0)
-		b.WriteString(r.Command)
-	case r.Command != "":
-		b.WriteString(r.Command)
-		b.WriteByte(0)
-		b.WriteString(r.Cwd)
-		files, ok := namedFiles(root, r.Cwd, r.Command)
-		if !ok {
-			// Not coverable by content: a key no later ask can have.
-			var nonce [16]byte
-			_, _ = rand.Read(nonce[:])
-			return "unremembered:" + hex.EncodeToString(nonce[:])
-		}
-		for _, h := range files {
-			b.WriteByte(0)
-			b.WriteString(h)
-		}
-		gs := make([]string, len(r.Grants))
-		for i, g := range r.Grants {
-			gs[i] = g.Op.String() + " " + g.Path
-		}
-		slices.Sort(gs)
-		for _, g := range gs {
-			b.WriteByte(0)
-			b.WriteString(g)
-		}
-	default:
-		b.WriteString(r.Path)
-	}
-	return b.String()
-}
-
-// maxHashed is the largest file a session grant covers, and maxHashedTotal
-// the most one command's named files may hold together; a command naming
-// more asks every time.
-const (
-	maxHashed      = 8 << 20
-	maxHashedTotal = 32 << 20
-)
-
-// interpreters are the programs that run a file or their input as code.
-var interpreters = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "source": true, ".": true,
-	"python": true, "python3": true, "node": true, "deno": true, "bun": true, "perl": true, "ruby": true, "php": true,
-	"lua": true, "Rscript": true, "osascript": true, "awk": true, "make": true, "eval": true, "exec": true,
-}
-
-// namedFiles returns "path resolved sha256" for the files command may run:
-// every word naming an executable regular file, and, when any word names
-// an interpreter (sh, python3, node, make, ...; see interpreters), every
-// word or redirection target naming a regular file (relative to cwd,
-// symbolic links followed). So a session grant for "./build.sh",
-// `sh "build.sh"`, "sh < build.sh" or "cat build.sh | sh" does not survive
-// a change of the file: the agent could rewrite it and run anything under
-// the same approval. A bare word also covers a program of that name in
-// the root's .venv/bin or venv/bin, which the workspace puts first on
-// PATH when it holds a python. The words are the shell's own after quote
-// removal (mvdan.cc/sh parses the command).
-//
-// ok is false when the command cannot be covered by content: it does not
-// parse, or a word's value is known only when it runs (a parameter,
-// command or arithmetic expansion, a glob, a brace expansion, a leading
-// ~), or its files are too large to hash. Such a command is never
-// remembered. Files a command reads without naming them (a Makefile) are
-// not covered; the OS sandbox confines the command either way.
-func namedFiles(root, cwd, command string) (out []string, ok bool) {
-	words, ok := literalWords(command)
-	if !ok {
-		return nil, false
-	}
-	interp := false
-	for _, w := range words {
-		interp = interp || interpreters[filepath.Base(w)]
-	}
-	var total int64
-	add := func(p string) bool {
-		sum, n, ok := hashScript(p, !interp)
-		if !ok {
-			return true
-		}
-		total += n
-		if sum == "" || total > maxHashedTotal {
-			return false
-		}
-		out = append(out, p+" "+sum)
-		return true
-	}
-	for _, w := range words {
-		p := w
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(cwd, p)
-		}
-		if !add(p) {
-			return nil, false
-		}
-		// A bare name may run a program of the root's virtualenv, which
-		// the workspace puts first on PATH (and the agent can create).
-		if !strings.ContainsRune(w, '/') {
-			for _, venv := range []string{".venv", "venv"} {
-				if !add(filepath.Join(root, venv, "bin", w)) {
-					return nil, false
-				}
-			}
-		}
-	}
-	return out, true
-}
-
-// literalWords returns the value of every word of command (arguments,
-// assignments, redirection targets, here-strings), or false when one is
-// not known before the command runs.
-func literalWords(command string) ([]string, bool) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
-	if err != nil {
-		return nil, false
-	}
-	var words []string
-	ok := true
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if !ok {
-			return false
-		}
-		w, isWord := n.(*syntax.Word)
-		if !isWord {
-			return true
-		}
-		v, lit := wordValue(w)
-		if !lit {
-			ok = false
-			return false
-		}
-		words = append(words, v)
-		return false
-	})
-	return words, ok
-}
-
-// wordValue is the value of a word made only of literal text and quotes.
-func wordValue(w *syntax.Word) (string, bool) {
-	var b strings.Builder
-	for _, part := range w.Parts {
-		switch p := part.(type) {
-		case *syntax.Lit:
-			// Unquoted: globs, brace expansions and a leading ~ expand.
-			if strings.ContainsAny(p.Value, "*?[{~\\") {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.SglQuoted:
-			if p.Dollar {
-				return "", false
-			}
-			b.WriteString(p.Value)
-		case *syntax.DblQuoted:
-			for _, q := range p.Parts {
-				l, ok := q.(*syntax.Lit)
-				if !ok || strings.ContainsAny(l.Value, "\\") {
-					return "", false
-				}
-				b.WriteString(l.Value)
-			}
-		default:
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
-// hashScript returns the resolved path and SHA-256 of p, and its size,
-// when p is a regular file, executable if executableOnly (symbolic links followed: where a link points
-// is part of what was approved, the agent can repoint it); ok is false
-// when p is not one (a missing file, a directory), and sum is "" when the
-// file is too large to hash. Files outside the root are hashed too (the
-// agent may be able to write there). It never blocks: the file is opened
-// with O_NONBLOCK (a FIFO swapped in would otherwise hang the ask) and
-// checked on the open descriptor.
-func hashScript(p string, executableOnly bool) (sum string, size int64, ok bool) {
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return "", 0, false
-	}
-	f, err := os.OpenFile(real, os.O_RDONLY|openNonblock, 0)
-	if err != nil {
-		return "", 0, false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || (executableOnly && st.Mode().Perm()&0o111 == 0) {
-		return "", 0, false
-	}
-	if st.Size() > maxHashed {
-		return "", st.Size(), true
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, maxHashed+1))
-	if err != nil || n > maxHashed {
-		return "", n, true
-	}
-	return real + " " + hex.EncodeToString(h.Sum(nil)), n, true
 }
 
 // target is the request's object: host:port, a command or a path.
@@ -465,4 +247,4 @@ func askMessage(r *workspace.ApprovalRequest, backend string) string {
 	return b.String()
 }
 
-var _ workspace.Approver = Approve
+var _ workspace.Asker = Approve

@@ -36,7 +36,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	ws, err := workspace.Local(root, workspace.WithMode(policy.Coding), workspace.WithExecutor(x),
 		workspace.WithCommandRules(policy.CommandRule{Pattern: "true", Action: policy.Allow}),
-		workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(quiet))
+		workspace.WithAsker(mcpserver.Approve), workspace.WithLogger(quiet))
 	if err != nil {
 		b.Fatal(err)
 	}

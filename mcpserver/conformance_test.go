@@ -84,7 +84,7 @@ func (v *viaMCP) Run(ctx context.Context, req *executor.Request) (*executor.Resu
 		workspace.WithPolicy(req.Policy),
 		workspace.WithHome(req.Home),
 		workspace.WithExecutor(restore{v}),
-		workspace.WithApprover(mcpserver.Approve),
+		workspace.WithAsker(mcpserver.Approve),
 		workspace.WithLogger(quiet),
 	}
 	if req.Timeout > 0 {

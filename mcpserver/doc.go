@@ -35,7 +35,7 @@
 //
 // # Asks
 //
-// The workspace must be built with workspace.WithApprover(Approve). An ask
+// The workspace must be built with workspace.WithAsker(Approve). An ask
 // (an operation the policy marks ask) is put to the user of the client
 // that made the call, as a form elicitation naming what is asked, why, and
 // for a command which paths approving adds; the answers are allow_once,

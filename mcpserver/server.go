@@ -88,7 +88,7 @@ type Server struct {
 // New builds the server for ws. The tools listed are the ones a session
 // of ws offers; the instructions are ws's "## Workspace" section. For asks
 // to reach the client, ws must have been built with
-// workspace.WithApprover(mcpserver.Approve).
+// workspace.WithAsker(mcpserver.Approve).
 func New(ctx context.Context, ws *workspace.Workspace, cfg Config) (*Server, error) {
 	if ws == nil {
 		return nil, errors.New("mcpserver: nil workspace")
@@ -267,7 +267,7 @@ func (s *Server) client(ss *mcp.ServerSession) (*client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &client{srv: s, ss: ws, mcp: ss, grants: map[string]bool{}}
+	c := &client{srv: s, ss: ws, mcp: ss}
 	ws.NotifyProcessExit(c.exited)
 	s.sessions[ss] = c
 	s.wg.Add(1)
@@ -321,8 +321,7 @@ type client struct {
 	closed    bool // under srv.mu: the connection ended; see closeClient
 
 	mu     sync.Mutex
-	grants map[string]bool // "for this session" approvals, by askKey
-	events []string        // status lines for the next tool result
+	events []string // status lines for the next tool result
 }
 
 // exited reports a background process that exited on its own: a log

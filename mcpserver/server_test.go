@@ -89,7 +89,7 @@ func newFixture(t *testing.T, x executor.Executor, cfg mcpserver.Config) *fixtur
 		),
 		workspace.WithHome(f.home),
 		workspace.WithExecutor(x),
-		workspace.WithApprover(mcpserver.Approve),
+		workspace.WithAsker(mcpserver.Approve),
 	)
 	require.NoError(t, err)
 	if cfg.Logger == nil {
@@ -250,7 +250,7 @@ func TestToolsAndInstructions(t *testing.T) {
 func TestReadonlyListsNoWriteTools(t *testing.T) {
 	x := newLandlock(t)
 	root := t.TempDir()
-	ws, err := workspace.Local(root, workspace.WithMode(policy.Readonly), workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve))
+	ws, err := workspace.Local(root, workspace.WithMode(policy.Readonly), workspace.WithExecutor(x), workspace.WithAsker(mcpserver.Approve))
 	require.NoError(t, err)
 	srv, err := mcpserver.New(t.Context(), ws, mcpserver.Config{Logger: quiet})
 	require.NoError(t, err)
@@ -621,7 +621,7 @@ func TestApprovalScope(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, []byte("alpha\n"), 0o644))
 	ws, err := workspace.Local(root, workspace.WithMode(policy.Coding),
 		workspace.WithPathRules(policy.PathRule{Pattern: "secret/", Action: policy.Ask}),
-		workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(quiet))
+		workspace.WithExecutor(x), workspace.WithAsker(mcpserver.Approve), workspace.WithLogger(quiet))
 	require.NoError(t, err)
 	srv, err := mcpserver.New(t.Context(), ws, mcpserver.Config{Logger: quiet})
 	require.NoError(t, err)
@@ -695,7 +695,7 @@ func TestBackgroundNetworkAskOverHTTP(t *testing.T) {
 	ws, err := workspace.Local(base, workspace.WithMode(policy.Coding),
 		workspace.WithCommandRules(policy.CommandRule{Pattern: "sleep", Action: policy.Allow}, policy.CommandRule{Pattern: "curl", Action: policy.Allow}),
 		workspace.WithNetworkAllowList(policy.HostRules{Allow: []string{"127.0.0.1:1"}, Unknown: policy.Ask}),
-		workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(quiet))
+		workspace.WithExecutor(x), workspace.WithAsker(mcpserver.Approve), workspace.WithLogger(quiet))
 	require.NoError(t, err)
 	srv, err := mcpserver.New(t.Context(), ws, mcpserver.Config{Logger: quiet})
 	require.NoError(t, err)
@@ -814,13 +814,19 @@ func TestSessionGrantFollowsQuotedScript(t *testing.T) {
 	f := newFixture(t, newLandlock(t), mcpserver.Config{})
 	e := &elicitor{}
 	cs := f.connect(t, e, nil)
-	script := filepath.Join(f.root, "build.sh")
-	for i, command := range []string{`sh "build.sh"`, `sh 'build.sh'`, `sh < build.sh`, `cat build.sh | sh`, `sh -c "$(cat build.sh)"`, `f=build.sh; sh "$f"`, `sh build.*`} {
+	for i, form := range []string{`sh "%s"`, `sh '%s'`, `sh < %s`, `cat %s | sh`, `sh -c "$(cat %s)"`, `f=%s; sh "$f"`, `sh %s*`} {
+		// A script of its own per form: a session grant for one form
+		// covers the others (the same words after quote removal).
+		name := fmt.Sprintf("build%d.sh", i)
+		command := fmt.Sprintf(form, name)
+		script := filepath.Join(f.root, name)
 		require.NoError(t, os.WriteFile(script, []byte("#!/bin/sh\necho built\n"), 0o755))
 		n := e.asked()
 		dynamic := i >= 4
-		e.answer(mcpserver.AnswerAllowSession)
 		if dynamic {
+			// Not coverable: the form offers no allow_session.
+			e.answer(mcpserver.AnswerAllowOnce, mcpserver.AnswerAllowOnce)
+		} else {
 			e.answer(mcpserver.AnswerAllowSession)
 		}
 		res, text := call(t, cs, workspace.ToolShell, map[string]any{"command": command})

@@ -19,7 +19,8 @@ import (
 // the context the command was started with, so an Approver can tell which
 // caller's command asks.
 //
-// Approvals are not remembered: every ask calls the Approver again. An
+// An Approver answers once: every ask it approves is asked again next
+// time. An Asker (WithAsker) may answer for the session instead. An
 // approved command runs with the asked-for paths granted for that command
 // only (executor.Request.Grants).
 type Approver func(ctx context.Context, req *ApprovalRequest) (bool, error)
@@ -52,6 +53,14 @@ type ApprovalRequest struct {
 	CommandVerdict *policy.CommandVerdict `json:"command_verdict,omitempty"`
 	// Grants are the paths the command will be allowed to use if approved.
 	Grants []policy.Grant `json:"grants,omitempty"`
+	// Scopes are the answers' scopes this ask offers: ScopeOnce, and
+	// ScopeSession when the request can be covered exactly (not for a
+	// dynamic command, or one naming a file too large to pin).
+	Scopes []Scope `json:"scopes"`
+	// Covers says what a ScopeSession answer covers: the exact words of
+	// the command's asking segments and the content of the files it
+	// names, a path and op for one tool, a host and port.
+	Covers string `json:"covers,omitempty"`
 }
 
 // Reason returns the policy's explanation of why the operation needs
@@ -82,7 +91,7 @@ func (s *Session) askNetwork(ctx context.Context, tool, command string, host str
 		return false
 	}
 	req := &ApprovalRequest{Op: "connect", Host: v.Host, Port: port, HostVerdict: v, Command: command}
-	return s.ask(ctx, tool, req, net.JoinHostPort(v.Host, strconv.Itoa(int(port))), v.Rule, hostReason(v)) == nil
+	return s.ask(ctx, tool, req, hostScope{hostKey(v.Host, port)}, net.JoinHostPort(v.Host, strconv.Itoa(int(port))), v.Rule, hostReason(v)) == nil
 }
 
 // authorizePath judges path for every op (the strictest verdict wins) and
@@ -108,7 +117,7 @@ func (s *Session) authorizePath(ctx context.Context, tool, path string, ops ...p
 		return v, nil
 	case policy.Ask:
 		req := &ApprovalRequest{Op: v.Op.String(), Path: v.Path, Verdict: v}
-		if err := s.ask(ctx, tool, req, v.Path, v.Rule, pathReason(v)); err != nil {
+		if err := s.ask(ctx, tool, req, pathScope{pathGrant{tool: tool, op: v.Op, path: v.Path}}, v.Path, v.Rule, pathReason(v)); err != nil {
 			return nil, err
 		}
 		return v, nil
@@ -119,28 +128,50 @@ func (s *Session) authorizePath(ctx context.Context, tool, path string, ops ...p
 	}
 }
 
-// ask consults the approver. A refusal or a missing approver is a
-// *policy.DeniedError with Decision Ask.
-func (s *Session) ask(ctx context.Context, tool string, req *ApprovalRequest, what, rule, reason string) error {
+// ask consults the session's grants, then the approver. A refusal or a
+// missing approver is a *policy.DeniedError with Decision Ask. scope is
+// what a session answer covers, nil when it cannot be covered.
+func (s *Session) ask(ctx context.Context, tool string, req *ApprovalRequest, scope grantScope, what, rule, reason string) error {
 	op := req.Op
 	if op == "spawn" {
 		op = "run"
 	}
 	req.Tool = tool
-	a := s.ws.approver
+	if scope != nil {
+		s.grants.mu.Lock()
+		ok := scope.covered(&s.grants)
+		s.grants.mu.Unlock()
+		if ok {
+			s.ws.log.Info(tool+" approved by a session grant", "op", req.Op, "target", what, "rule", rule)
+			return nil
+		}
+	}
+	req.Scopes = []Scope{ScopeOnce}
+	if scope != nil {
+		req.Scopes = append(req.Scopes, ScopeSession)
+		req.Covers = scope.describe()
+	}
+	a := s.ws.asker
 	if a == nil {
 		s.ws.log.Info(tool+" needs approval, no approver", "op", req.Op, "target", what, "rule", rule)
 		return &policy.DeniedError{Op: op, Path: what, Rule: rule, Decision: policy.Ask,
 			Reason: joinReason(reason, "no approver is configured in this workspace, so it was refused")}
 	}
-	ok, err := a(ctx, req)
+	ans, err := a(ctx, req)
 	if err != nil {
 		return fmt.Errorf("asking approval for %s %s: %w", req.Op, what, err)
 	}
-	if !ok {
+	if !ans.Allow {
 		s.ws.log.Info(tool+" declined", "op", req.Op, "target", what, "rule", rule)
 		return &policy.DeniedError{Op: op, Path: what, Rule: rule, Decision: policy.Ask,
 			Reason: joinReason(reason, "the user declined it")}
+	}
+	if ans.Scope == ScopeSession && scope != nil {
+		s.grants.mu.Lock()
+		scope.record(&s.grants)
+		s.grants.mu.Unlock()
+		s.ws.log.Info(tool+" approved for the session", "op", req.Op, "target", what, "rule", rule, "covers", req.Covers)
+		return nil
 	}
 	s.ws.log.Info(tool+" approved", "op", req.Op, "target", what, "rule", rule)
 	return nil

@@ -78,10 +78,10 @@ func (w *Workspace) instructions(caps executor.Capabilities) string {
 		line("Protected paths, never writable at any depth, even if they do not exist yet: %s.", codeList(protectNames(prot)))
 	}
 	switch {
-	case w.approver == nil:
+	case w.asker == nil:
 		line("Nobody can approve operations in this session: an operation that needs approval is refused.")
 	default:
-		line("Operations that need approval wait for the user's answer.")
+		line("Operations that need approval wait for the user's answer; the user may approve one once or for this session (then the same command words, path or host is not asked again).")
 	}
 	line("A refused operation returns an error naming the rule and the reason. Do not work around it by other means (another tool, another path to the same file, a command).")
 	line("")
@@ -94,7 +94,14 @@ func (w *Workspace) instructions(caps executor.Capabilities) string {
 		case policy.Allow:
 			line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; commands are allowed unless a rule says otherwise.")
 		case policy.Ask:
-			line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; each command needs the user's approval unless a rule allows it.")
+			if a := autoAllow(w.autoAllow, caps, p); a.On {
+				line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; they run in the %s sandbox without asking, unless a rule, a path they name outside what the policy allows or a network destination needs the user's approval.", caps.Backend)
+				if a.Exclusive {
+					line("While a background process or another command runs, commands need the user's approval unless a rule allows them.")
+				}
+			} else {
+				line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; each command needs the user's approval unless a rule allows it.")
+			}
 		default:
 			line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; only commands a rule allows can run.")
 		}

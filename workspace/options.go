@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"log/slog"
 	"reflect"
 	"strings"
@@ -34,7 +35,7 @@ type config struct {
 	shellTimeout time.Duration
 	limits       Limits
 	exec         executor.Executor
-	approver     Approver
+	asker        Asker
 	autoAllow    *bool
 	home         *string
 	logger       *slog.Logger
@@ -215,11 +216,29 @@ func WithExecutor(e executor.Executor, errs ...error) Option {
 }
 
 // WithApprover sets the function asked to approve operations the policy
-// marks "ask". Without one, every ask is refused with a "needs approval"
-// *policy.DeniedError.
+// marks "ask"; its approvals hold once. Without an approver or an asker,
+// every ask is refused with a "needs approval" *policy.DeniedError.
+// WithApprover and WithAsker replace each other.
 func WithApprover(a Approver) Option {
 	return func(c *config) error {
-		c.approver = a
+		c.asker = nil
+		if a != nil {
+			c.asker = func(ctx context.Context, req *ApprovalRequest) (Answer, error) {
+				ok, err := a(ctx, req)
+				return Answer{Allow: ok}, err
+			}
+		}
+		return nil
+	}
+}
+
+// WithAsker sets the function asked to approve operations the policy
+// marks "ask", which may approve for the rest of the session
+// (Answer.Scope): a later ask the answer covers (ApprovalRequest.Covers)
+// is approved without asking. Session grants end with the session.
+func WithAsker(a Asker) Option {
+	return func(c *config) error {
+		c.asker = a
 		return nil
 	}
 }

@@ -21,6 +21,8 @@ type Session struct {
 	auto   AutoAllow // from caps and the policy, at Open
 	closed atomic.Bool
 
+	grants sessionGrants // session-scoped approvals
+
 	mu     sync.Mutex
 	procs  map[string]*bgProc
 	nextID int

@@ -143,7 +143,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 	case policy.Ask:
 		grants = grantsOf(v)
 		req := &ApprovalRequest{Op: op, Command: command, Cwd: dir, CommandVerdict: v, Grants: grants}
-		if err := s.ask(ctx, tool, req, command, v.Rule, v.Reason); err != nil {
+		if err := s.ask(ctx, tool, req, commandScope(s.ws.Root(), dir, command, v), command, v.Rule, v.Reason); err != nil {
 			return nil, nil, err
 		}
 	default:

@@ -19,7 +19,7 @@ type Workspace struct {
 	checker      *policy.Checker
 	modeName     string // "coding", "readonly", "trusted" or "custom"
 	exec         executor.Executor
-	approver     Approver
+	asker        Asker
 	autoAllow    bool    // WithSandboxAutoAllow
 	gate         runGate // orders exclusive auto-allowed commands
 	limits       Limits
@@ -87,7 +87,7 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 		checker:      checker,
 		modeName:     modeName,
 		exec:         exec,
-		approver:     c.approver,
+		asker:        c.asker,
 		autoAllow:    c.autoAllow == nil || *c.autoAllow,
 		gate:         newRunGate(),
 		limits:       c.limits.withDefaults(),
@@ -129,6 +129,7 @@ func (w *Workspace) Open(ctx context.Context) (*Session, error) {
 		ctx:    sctx,
 		cancel: cancel,
 		procs:  map[string]*bgProc{},
+		grants: sessionGrants{cmds: map[string]bool{}, hosts: map[string]bool{}},
 		caps:   w.capabilities(ctx),
 	}
 	s.auto = autoAllow(w.autoAllow, s.caps, w.checker.Policy())

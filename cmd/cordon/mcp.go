@@ -115,7 +115,7 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 		return err
 	}
 	defer backends.Close(x)
-	opts := []workspace.Option{workspace.WithExecutor(x), workspace.WithApprover(mcpserver.Approve), workspace.WithLogger(log)}
+	opts := []workspace.Option{workspace.WithExecutor(x), workspace.WithAsker(mcpserver.Approve), workspace.WithLogger(log)}
 	if o.policyFile != "" {
 		p, err := policy.LoadFile(o.policyFile)
 		if err != nil {

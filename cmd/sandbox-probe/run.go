@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -159,29 +162,29 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		}
 	}
 	interactive := tty != nil
-	approver := func(ctx context.Context, req *workspace.ApprovalRequest) (bool, error) {
+	approver := func(ctx context.Context, req *workspace.ApprovalRequest) (workspace.Answer, error) {
 		mu.Lock()
 		defer mu.Unlock()
-		ok := o.yes
+		ans := workspace.Answer{Allow: o.yes}
 		if o.yes {
 			fmt.Fprintf(a.stderr, "sandbox-probe: approved by --yes: %s\n", oneLine(req.Reason()))
 		} else if interactive {
 			var err error
-			if ok, err = a.prompt(tty, req); err != nil {
-				return false, err
+			if ans, err = a.prompt(tty, req); err != nil {
+				return workspace.Answer{}, err
 			}
 		}
-		if ok {
+		if ans.Allow {
 			rep.Approved = true
 			rep.Grants = append(rep.Grants, req.Grants...)
 		}
-		return ok, nil
+		return ans, nil
 	}
 	opts := []workspace.Option{
 		workspace.WithPolicy(ws.policy),
 		workspace.WithHome(ws.home),
 		workspace.WithExecutor(x),
-		workspace.WithApprover(approver),
+		workspace.WithAsker(approver),
 		workspace.WithShellTimeout(o.timeout),
 		workspace.WithLimits(workspace.Limits{MaxShellOutputChars: o.outputLimit}),
 	}
@@ -276,7 +279,7 @@ func exitStatus(res *workspace.RunResult) int {
 }
 
 // prompt asks on the terminal tty and reads y or n from it.
-func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (bool, error) {
+func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (workspace.Answer, error) {
 	p := newPalette(a.color, tty)
 	fmt.Fprintf(tty, "%s the policy asks before this %s:\n", p.yellow("sandbox-probe:"), req.Op)
 	if req.Command != "" {
@@ -286,18 +289,34 @@ func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (bool, error)
 	if req.Path != "" {
 		fmt.Fprintf(tty, "  path:    %s\n", req.Path)
 	}
+	if req.Host != "" {
+		fmt.Fprintf(tty, "  host:    %s\n", net.JoinHostPort(req.Host, strconv.Itoa(int(req.Port))))
+	}
 	fmt.Fprintf(tty, "  why:     %s\n", oneLine(req.Reason()))
 	for _, g := range req.Grants {
 		fmt.Fprintf(tty, "  grants:  %s %s (this command only)\n", g.Op, g.Path)
 	}
-	fmt.Fprint(tty, "allow once? [y/N] ")
+	session := slices.Contains(req.Scopes, workspace.ScopeSession)
+	if session {
+		fmt.Fprintf(tty, "  [s] covers, for the rest of this run: %s\n", req.Covers)
+		fmt.Fprint(tty, "allow? [y] once, [s] for this run, [N]o: ")
+	} else {
+		fmt.Fprint(tty, "allow once? [y/N] ")
+	}
 	if a.in == nil {
 		a.in = bufio.NewReader(tty)
 	}
 	line, err := a.in.ReadString('\n')
 	if err != nil && !errors.Is(err, io.EOF) {
-		return false, err
+		return workspace.Answer{}, err
 	}
-	ans := strings.ToLower(strings.TrimSpace(line))
-	return ans == "y" || ans == "yes", nil
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return workspace.Answer{Allow: true}, nil
+	case "s", "session":
+		if session {
+			return workspace.Answer{Allow: true, Scope: workspace.ScopeSession}, nil
+		}
+	}
+	return workspace.Answer{}, nil
 }

@@ -1,6 +1,6 @@
 //go:build !unix
 
-package mcpserver
+package workspace
 
 // openNonblock: no FIFOs to block on here.
 const openNonblock = 0
