@@ -109,18 +109,8 @@ func resultText(name string, out json.RawMessage) string {
 	if json.Unmarshal(out, &r) != nil {
 		return text
 	}
-	var lines []string
-	for _, v := range r.Violations {
-		lines = append(lines, "- "+v)
-	}
-	for _, e := range r.Network {
-		if e.Decision != policy.Allow {
-			lines = append(lines, "- connection "+e.String())
-		}
-	}
-	if len(lines) == 0 {
+	if r.Notice == "" {
 		return text
 	}
-	return text + "\n\n[cordon] the sandbox refused or repaired while the command ran:\n" + strings.Join(lines, "\n") +
-		"\nDo not retry these: ask the user to grant access (in the workspace's policy) if the task needs it."
+	return text + "\n\n" + r.Notice
 }

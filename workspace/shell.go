@@ -39,6 +39,31 @@ type RunResult struct {
 	// Network lists the network allow-list proxy's decisions for the
 	// connections the command asked for (refused ones name the rule).
 	Network []netproxy.Event `json:"network,omitempty"`
+	// Refusals is the violation report: what was refused or undone while
+	// the command ran (guard repairs, proxy refusals, file accesses the
+	// sandbox refused as the command's error output shows them; see
+	// Refusal).
+	Refusals []Refusal `json:"refusals,omitempty"`
+	// Notice is Refusals in words for the model, ending with what to do
+	// instead of retrying; empty when nothing was refused.
+	Notice string `json:"notice,omitempty"`
+}
+
+// report fills r.Refusals and r.Notice from the executor's result.
+func (s *Session) report(r *RunResult, dir string) {
+	for _, v := range r.Violations {
+		r.Refusals = append(r.Refusals, Refusal{Source: "guard", Op: "write", Detail: v})
+	}
+	for _, e := range r.Network {
+		if e.Decision != policy.Allow {
+			r.Refusals = append(r.Refusals, Refusal{Source: "proxy", Op: "connect", Target: hostKey(e.Host, e.Port), Rule: e.Rule,
+				Detail: "the network allow-list's proxy refused the connection"})
+		}
+	}
+	if s.caps.Sandboxed {
+		r.Refusals = append(r.Refusals, s.osRefusals(r.Stderr, dir)...)
+	}
+	r.Notice = refusalNotice(r.Refusals)
 }
 
 // Status values of a background process.
@@ -256,7 +281,7 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 		return nil, &ClosedError{Op: "Run"}
 	}
 	s.ws.log.Debug("shell done", "command", command, "exit", res.ExitCode, "timed_out", res.TimedOut, "duration", res.Duration)
-	return &RunResult{
+	rr := &RunResult{
 		Command:    command,
 		Cwd:        s.ws.relOrAbs(req.Dir),
 		ExitCode:   res.ExitCode,
@@ -268,7 +293,9 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 		DurationMS: res.Duration.Milliseconds(),
 		Violations: res.Violations,
 		Network:    res.Network,
-	}, nil
+	}
+	s.report(rr, req.Dir)
+	return rr, nil
 }
 
 // Spawn starts command in cwd ("" for the root) in the background, under

@@ -102,6 +102,10 @@ type RunReport struct {
 	// Network lists the allow-list proxy's decisions (network.allow
 	// policies on landlock and bwrap).
 	Network []netproxy.Event `json:"network,omitempty"`
+	// Refusals is the workspace's violation report (workspace.Refusal):
+	// guard repairs, proxy refusals and the file accesses the sandbox
+	// refused as the command's error output shows them.
+	Refusals []workspace.Refusal `json:"refusals,omitempty"`
 }
 
 // commandLine turns run's arguments into one shell command.
@@ -220,6 +224,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	rep.Stdout, rep.Stderr = res.Stdout, res.Stderr
 	rep.Violations = res.Violations
 	rep.Network = res.Network
+	rep.Refusals = res.Refusals
 	if o.json {
 		if err := writeJSON(a.stdout, rep); err != nil {
 			return err
@@ -236,6 +241,11 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		for _, e := range res.Network {
 			if e.Decision != policy.Allow {
 				fmt.Fprintf(a.stderr, "sandbox-probe: network refused: %s\n", oneLine(e.String()))
+			}
+		}
+		for _, r := range res.Refusals {
+			if r.Source == "os" {
+				fmt.Fprintf(a.stderr, "sandbox-probe: refused by the sandbox: %s %s (%s): %s\n", r.Op, r.Target, r.Rule, oneLine(r.Detail))
 			}
 		}
 		for _, g := range rep.Gaps {
