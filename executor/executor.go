@@ -204,3 +204,13 @@ func (c Capabilities) Gap(ctl Control) (Gap, bool) {
 type TempDirer interface {
 	TempDir() string
 }
+
+// Assessor is implemented by executors that can assess one request
+// without running it: the gaps the sandbox they would start for it has
+// (every looser element of its derived profile not mitigated, inherent
+// ones included), which Describe reports only for a sample policy. The
+// workspace's sandbox auto-allow assesses the session's own policy with
+// it.
+type Assessor interface {
+	Assess(ctx context.Context, req *Request) ([]Gap, error)
+}

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 )
 
@@ -59,7 +58,7 @@ func NewChecker(p *Policy, root, home string) (*Checker, error) {
 			}
 			return err
 		}
-		c.rules = append(c.rules, Rule{Source: list + "[" + strconv.Itoa(i) + "]", Pattern: cp, Action: action, Ops: ops})
+		c.rules = append(c.rules, Rule{Source: c.p.source(list, i), Pattern: cp, Action: action, Ops: ops})
 		return nil
 	}
 	if c.hostAllow, c.hostDeny, err = compileHostRules(c.p.Hosts); err != nil {

@@ -147,7 +147,7 @@ func (c *Checker) commandRules() []ruleWords {
 			index:  i,
 			words:  strings.Fields(r.Pattern),
 			action: r.Action,
-			source: fmt.Sprintf("command_rules[%d] %q", i, r.Pattern),
+			source: fmt.Sprintf("%s %q", p.source("command_rules", i), r.Pattern),
 		})
 	}
 	return out
@@ -239,8 +239,12 @@ func (c *Checker) judgeSegment(seg *shellscan.Segment, rules []ruleWords, restr 
 			sv.Words[i] = w.Value
 		}
 	}
+	// The strictest decision wins; on a tie, a specific reason (a rule
+	// that may match, a dynamic or unreadable command) replaces the
+	// default's, so that what asks is named (sandbox auto-allow waives
+	// only shell_default's asks).
 	set := func(d Decision, rule, reason string) {
-		if d.Stricter(sv.Decision) || sv.Rule == "" && d == sv.Decision {
+		if d.Stricter(sv.Decision) || d == sv.Decision && (sv.Rule == "" || sv.Rule == RuleShellDefault && rule != RuleShellDefault) {
 			sv.Decision, sv.Rule, sv.Reason = d, rule, reason
 		}
 	}
@@ -251,14 +255,14 @@ func (c *Checker) judgeSegment(seg *shellscan.Segment, rules []ruleWords, restr 
 		}
 	}
 	if seg.Dynamic != "" {
-		set(Ask, "gate: dynamic command", seg.Dynamic)
+		set(Ask, RuleDynamic, seg.Dynamic)
 	}
 	if seg.Opaque != "" && restr {
-		set(Ask, "gate: unreadable code", seg.Opaque+"; it could bypass the command rules")
+		set(Ask, RuleUnreadable, seg.Opaque+"; it could bypass the command rules")
 	}
 	if sv.Rule == "" {
 		p := c.Policy()
-		set(p.ShellDefault, "default: shell_default", "no command rule matches; shell_default is "+p.ShellDefault.String())
+		set(p.ShellDefault, RuleShellDefault, "no command rule matches; shell_default is "+p.ShellDefault.String())
 	}
 	return sv
 }
@@ -293,11 +297,23 @@ func (c *Checker) judgeForm(f *shellscan.Form, rules []ruleWords) (Decision, str
 		return possible, possRule, possReason
 	}
 	d := p.ShellDefault
-	if possible.Stricter(d) {
+	if possRule != "" && !d.Stricter(possible) {
+		// As strict as the default or stricter: the rule that may match
+		// is what decides.
 		return possible, possRule, possReason
 	}
-	return d, "default: shell_default", "no command rule matches; shell_default is " + d.String()
+	return d, RuleShellDefault, "no command rule matches; shell_default is " + d.String()
 }
+
+// The rules of command segments no command rule decides.
+const (
+	// RuleShellDefault: no command rule matches.
+	RuleShellDefault = "default: shell_default"
+	// RuleDynamic: the command is known only when it runs.
+	RuleDynamic = "gate: dynamic command"
+	// RuleUnreadable: the segment runs code the gate cannot read.
+	RuleUnreadable = "gate: unreadable code"
+)
 
 func formText(f *shellscan.Form) string {
 	parts := make([]string, len(f.Words))

@@ -264,6 +264,9 @@ type Policy struct {
 	// Secrets lists host secret files denied for every op before any
 	// other rule; nil means SystemSecrets(), an empty list none.
 	Secrets []string
+	// Origins name the layers rules came from when the policy was built
+	// from a Stack of several layers; rule names then carry them.
+	Origins []Origin
 }
 
 // SecretPaths returns Secrets, or SystemSecrets() when Secrets is nil.
@@ -296,6 +299,7 @@ func (p *Policy) Clone() *Policy {
 	if p.Secrets != nil {
 		q.Secrets = append([]string{}, p.Secrets...)
 	}
+	q.Origins = append([]Origin(nil), p.Origins...)
 	return &q
 }
 

@@ -25,7 +25,7 @@ var tradedControls = map[executor.Control]string{
 	executor.ControlFSNewFiles: "a path matching a denied or protected pattern that the command itself creates is not masked until the next command (protected ones are undone when it ends)",
 	executor.ControlFSMetadata: "the command can see that ungranted paths exist, with their size and times, not read them",
 	executor.ControlProcInfo:   "the command can read other processes' command lines and status in /proc",
-	executor.ControlNetUnix:    "the command can connect to pathname Unix sockets in system trees or created while it runs",
+	executor.ControlNetUnix:    "the command can connect to pathname Unix sockets in the system trees (/etc, /opt, ...) or created while it runs: a daemon listening there could act for it",
 }
 
 // criticalControls must each be enforced, or declared only as a
@@ -120,14 +120,37 @@ func hasControl(caps executor.Capabilities, c executor.Control) bool {
 }
 
 // onlyShellDefault reports a command verdict whose every ask comes from
-// shell_default: no path claim, command rule, decider, dynamic or
-// unreadable segment asks.
-func onlyShellDefault(v *policy.CommandVerdict) bool {
+// shell_default: no path claim, command rule (one that may match
+// included) or decider asks. A dynamic or unreadable segment counts as
+// shell_default's only when the policy has no command rule but allow
+// ones and no decider: then the code the gate cannot read can bypass
+// nothing but shell_default, which the sandbox waives; otherwise it could
+// run what a rule asks about or denies.
+func onlyShellDefault(v *policy.CommandVerdict, p *policy.Policy) bool {
 	if v.Decision != policy.Ask {
 		return false
 	}
+	restrictive := p.CommandDecider != nil
+	for _, r := range p.CommandRules {
+		restrictive = restrictive || r.Action != policy.Allow
+	}
 	for _, sv := range v.Segments {
-		if sv.Decision == policy.Deny || sv.Decision == policy.Ask && sv.Rule != "default: shell_default" {
+		if sv.Decision == policy.Allow {
+			continue
+		}
+		if sv.Decision != policy.Ask {
+			return false
+		}
+		switch sv.Rule {
+		case policy.RuleShellDefault:
+			if restrictive && (sv.Dynamic != "" || sv.Opaque != "") {
+				return false
+			}
+		case policy.RuleDynamic, policy.RuleUnreadable:
+			if restrictive {
+				return false
+			}
+		default:
 			return false
 		}
 	}
@@ -170,10 +193,44 @@ func (g runGate) shared(ctx context.Context) (func(), error) {
 	return sync.OnceFunc(func() { g.sem.Release(1) }), nil
 }
 
+// idle reports that nothing runs now (advisory: it may change at once).
+func (g runGate) idle() bool {
+	if !g.sem.TryAcquire(math.MaxInt64) {
+		return false
+	}
+	g.sem.Release(math.MaxInt64)
+	return true
+}
+
 // exclusive takes every unit if nothing runs.
 func (g runGate) exclusive() (func(), bool) {
 	if !g.sem.TryAcquire(math.MaxInt64) {
 		return nil, false
 	}
 	return sync.OnceFunc(func() { g.sem.Release(math.MaxInt64) }), true
+}
+
+// autoAllowFor decides AutoAllow for the workspace's own policy: the
+// executor's Describe (a sample policy) and, when that earns it, the
+// executor's assessment of this policy in the root (executor.Assessor):
+// a policy can add gaps of its own (a denied pattern inside the System
+// trees stays readable under bwrap). Without an Assessor it stays off.
+// The assessment is made once, when the session opens.
+func (w *Workspace) autoAllowFor(ctx context.Context, caps executor.Capabilities) AutoAllow {
+	p := w.checker.Policy()
+	a := autoAllow(w.autoAllow, caps, p)
+	if !a.On {
+		return a
+	}
+	as, ok := w.exec.(executor.Assessor)
+	if !ok {
+		return AutoAllow{Why: fmt.Sprintf("the %s executor cannot assess this workspace's policy (it has no Assess), so its gaps for it are unknown", caps.Backend)}
+	}
+	gaps, err := as.Assess(ctx, &executor.Request{Command: "true", Dir: w.Root(), Env: w.commandEnv(), Policy: p, Root: w.Root(), Home: w.Home()})
+	if err != nil {
+		return AutoAllow{Why: fmt.Sprintf("the %s executor could not assess this workspace's policy: %v", caps.Backend, err)}
+	}
+	all := caps.Clone()
+	all.Gaps = append(all.Gaps, gaps...)
+	return autoAllow(w.autoAllow, all, p)
 }

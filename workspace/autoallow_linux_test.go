@@ -4,11 +4,13 @@ package workspace_test
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,8 +25,9 @@ import (
 
 const autoSecret = "AUTO-ALLOW-SECRET-7d1f"
 
-// autoFixture is a coding workspace (shell_default ask, `git push` ask)
-// with a secret in the home and a directory outside the root.
+// autoFixture is a coding workspace (shell_default ask, no command rules
+// unless a test adds them) with a secret in the home and a directory
+// outside the root.
 type autoFixture struct {
 	root, home, outside string
 	asked               atomic.Int32
@@ -49,7 +52,6 @@ func (f *autoFixture) open(t *testing.T, x executor.Executor, opts ...workspace.
 	opts = append([]workspace.Option{
 		workspace.WithHome(f.home),
 		workspace.WithExecutor(x),
-		workspace.WithCommandRules(policy.CommandRule{Pattern: "git push", Action: policy.Ask}),
 		workspace.WithApprover(func(_ context.Context, r *workspace.ApprovalRequest) (bool, error) {
 			f.asked.Add(1)
 			return f.allowSpawn && r.Op == "spawn", nil
@@ -120,13 +122,86 @@ func TestSandboxAutoAllow(t *testing.T) {
 	assert.FileExists(t, filepath.Join(f.root, "inside.txt"), "allowed twin: and writes there")
 	assert.Zero(t, f.asked.Load())
 
-	// A path claim and a command rule still ask.
+	// A path claim still asks.
 	_, err = s.Run(t.Context(), "cat "+secret, "", 0)
 	assert.Error(t, err)
 	assert.Equal(t, int32(1), f.asked.Load(), "a read outside the root asks")
-	_, err = s.Run(t.Context(), "git push", "", 0)
-	assert.Error(t, err)
-	assert.Equal(t, int32(2), f.asked.Load(), "a command rule's ask asks")
+}
+
+// TestSandboxAutoAllowRules: with command rules that ask or deny, every
+// command that may reach them asks: a definite match, a possible match
+// (options before the subcommand), a dynamic command, code the gate
+// cannot read. Found by an attack review: `x=rm; $x -r src` deleted src
+// without asking under a `rm` deny rule. Effects checked from outside.
+func TestSandboxAutoAllowRules(t *testing.T) {
+	for _, command := range []string{
+		"git push", "git -C . push", "git --no-pager push", "git -c a.b=c push", "g=git; $g push", "$(echo git) push",
+		"echo git push | sh", `python3 -c 'import os; os.system("git push")'`,
+		"x=rm; $x -r src", "$(echo rm) -r src", "echo 'rm -r src' | sh", `python3 -c 'import shutil; shutil.rmtree("src")'`,
+		"sh ./s.sh",
+	} {
+		t.Run(command, func(t *testing.T) {
+			f := newAutoFixture(t)
+			require.NoError(t, os.WriteFile(filepath.Join(f.root, "src", "keep.go"), []byte("package x\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(f.root, "s.sh"), []byte("rm -r src\n"), 0o755))
+			s := f.open(t, newBwrapX(t, bwrap.Config{}), workspace.WithCommandRules(
+				policy.CommandRule{Pattern: "git push", Action: policy.Ask}, policy.CommandRule{Pattern: "rm", Action: policy.Deny}))
+			require.True(t, s.AutoAllow().On)
+			v, err := s.DecideCommand(command, "")
+			require.NoError(t, err)
+			assert.NotEqual(t, workspace.RuleSandboxAutoAllow, v.Rule, "explain does not promise auto-allow")
+			_, err = s.Run(t.Context(), command, "", 0)
+			assert.Error(t, err, "refused: the approver denies")
+			assert.DirExists(t, filepath.Join(f.root, "src"))
+			assert.FileExists(t, filepath.Join(f.root, "src", "keep.go"))
+		})
+	}
+	t.Run("allowed twin", func(t *testing.T) {
+		f := newAutoFixture(t)
+		require.NoError(t, os.WriteFile(filepath.Join(f.root, "s.sh"), []byte("touch ran.txt\n"), 0o755))
+		s := f.open(t, newBwrapX(t, bwrap.Config{}))
+		for _, command := range []string{"x=touch; $x a.txt", "sh ./s.sh"} {
+			_, err := s.Run(t.Context(), command, "", 0)
+			require.NoError(t, err, "without restrictive command rules, %s is auto-allowed", command)
+		}
+		assert.FileExists(t, filepath.Join(f.root, "a.txt"))
+		assert.FileExists(t, filepath.Join(f.root, "ran.txt"))
+		assert.Zero(t, f.asked.Load())
+	})
+}
+
+// TestSandboxAutoAllowBadCwd: an auto-allowed command whose cwd is not a
+// directory fails without keeping the workspace's exclusive place (found
+// by an attack review: every later command hung).
+func TestSandboxAutoAllowBadCwd(t *testing.T) {
+	f := newAutoFixture(t)
+	s := f.open(t, newBwrapX(t, bwrap.Config{}))
+	for _, cwd := range []string{"notes.md", "missing-dir"} {
+		_, err := s.Run(t.Context(), "true", cwd, 0)
+		require.Error(t, err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	res, err := s.Run(ctx, "touch after.txt", "", 0)
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Zero(t, f.asked.Load(), "still auto-allowed")
+	assert.FileExists(t, filepath.Join(f.root, "after.txt"))
+}
+
+// TestSandboxAutoAllowNeedsApproval: under bwrap's exclusive auto-allow
+// a spawn always needs approval, and the tool spec says so.
+func TestSandboxAutoAllowNeedsApproval(t *testing.T) {
+	f := newAutoFixture(t)
+	s := f.open(t, newBwrapX(t, bwrap.Config{}))
+	for _, tool := range s.Tools() {
+		switch tool.Name {
+		case workspace.ToolShell:
+			assert.False(t, tool.NeedsApproval(json.RawMessage(`{"command":"touch x"}`)), "a run is auto-allowed")
+		case workspace.ToolSpawnProcess:
+			assert.True(t, tool.NeedsApproval(json.RawMessage(`{"command":"sleep 1"}`)), "a spawn asks")
+		}
+	}
 }
 
 // TestSandboxAutoAllowExclusive: while a background process of the
@@ -199,4 +274,26 @@ func TestSandboxAutoAllowOff(t *testing.T) {
 		assert.Zero(t, f.asked.Load())
 		assert.FileExists(t, filepath.Join(f.root, "src", "made.txt"))
 	})
+}
+
+// TestSandboxAutoAllowPolicyGaps: the session's own policy is assessed,
+// not only Describe's sample: a denied name that also matches inside the
+// System trees stays readable there under bwrap (an fs-read gap of this
+// policy), so commands ask again. Found by an attack review: awk printed
+// a denied *.pem under /usr without asking.
+func TestSandboxAutoAllowPolicyGaps(t *testing.T) {
+	f := newAutoFixture(t)
+	s := f.open(t, newBwrapX(t, bwrap.Config{}), workspace.WithDeniedPaths("passwd"))
+	a := s.AutoAllow()
+	assert.False(t, a.On, "a policy with an fs-read gap of its own earns no auto-allow")
+	assert.Contains(t, a.Why, "fs-read")
+	res, err := s.Run(t.Context(), `awk 'BEGIN { while ((getline l < "/etc/passwd") > 0) print l }'`, "", 0)
+	assert.Error(t, err, "asked and refused")
+	assert.Nil(t, res)
+	assert.Equal(t, int32(1), f.asked.Load())
+
+	// The twin: the same workspace without that rule is auto-allowed.
+	g := newAutoFixture(t)
+	s2 := g.open(t, newBwrapX(t, bwrap.Config{}))
+	require.True(t, s2.AutoAllow().On, s2.AutoAllow().Why)
 }

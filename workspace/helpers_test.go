@@ -131,6 +131,17 @@ type described struct {
 
 func (d *described) Describe(context.Context) executor.Capabilities { return d.caps }
 
+// assessed is a described executor whose assessment of any policy adds
+// gaps.
+type assessed struct {
+	described
+	gaps []executor.Gap
+}
+
+func (a *assessed) Assess(context.Context, *executor.Request) ([]executor.Gap, error) {
+	return a.gaps, nil
+}
+
 // requireDenied asserts err is a *policy.DeniedError with the decision.
 func requireDenied(t *testing.T, err error, d policy.Decision) *policy.DeniedError {
 	t.Helper()

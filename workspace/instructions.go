@@ -16,7 +16,8 @@ import (
 // nothing). It never promises more than is enforced. ctx bounds the
 // Describe call.
 func (w *Workspace) Instructions(ctx context.Context) string {
-	return w.instructions(w.capabilities(ctx))
+	caps := w.capabilities(ctx)
+	return w.instructions(caps, w.autoAllowFor(ctx, caps))
 }
 
 // controlWords says in plain words what each control stops.
@@ -34,7 +35,7 @@ var controlWords = map[executor.Control]string{
 	executor.ControlProcessTree: "leaving processes behind after a timeout",
 }
 
-func (w *Workspace) instructions(caps executor.Capabilities) string {
+func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) string {
 	p := w.checker.Policy()
 	root := w.Root()
 	var b strings.Builder
@@ -94,7 +95,7 @@ func (w *Workspace) instructions(caps executor.Capabilities) string {
 		case policy.Allow:
 			line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; commands are allowed unless a rule says otherwise.")
 		case policy.Ask:
-			if a := autoAllow(w.autoAllow, caps, p); a.On {
+			if a := auto; a.On {
 				line("Shell: commands run with `/bin/sh -c`, in the workspace root unless you give a directory; they run in the %s sandbox without asking, unless a rule, a path they name outside what the policy allows or a network destination needs the user's approval.", caps.Backend)
 				if a.Exclusive {
 					line("While a background process or another command runs, commands need the user's approval unless a rule allows them.")

@@ -27,13 +27,13 @@ func TestInstructions(t *testing.T) {
 		Enforced:  []executor.Control{executor.ControlFSRead, executor.ControlFSWrite, executor.ControlProtect, executor.ControlNetTCP},
 		Gaps:      []executor.Gap{{Control: executor.ControlFSNewFiles, Reason: "mounts cannot mask files created during a command"}},
 	}}
-	strict := &described{caps: executor.Capabilities{
+	strict := &assessed{described: described{caps: executor.Capabilities{
 		Backend:   "bwrap",
 		Sandboxed: true,
 		Enforced: []executor.Control{executor.ControlFSWrite, executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP,
 			executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlHostProcess, executor.ControlKernelObjects},
 		Gaps: []executor.Gap{{Control: executor.ControlFSRead, Reason: "start-time resolution", Concurrent: true}, {Control: executor.ControlNetUnix, Reason: "sockets"}},
-	}}
+	}}}
 	tests := []struct {
 		name string
 		opts []workspace.Option

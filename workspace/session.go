@@ -79,6 +79,13 @@ func (s *Session) DecidePath(path string, op policy.Op) (*policy.Verdict, error)
 // for the root; relative to the root otherwise) without running or
 // approving anything.
 func (s *Session) DecideCommand(command, cwd string) (*policy.CommandVerdict, error) {
+	return s.decideCommand(command, cwd, "run")
+}
+
+// decideCommand is DecideCommand for op ("run" or "spawn"): under an
+// exclusive auto-allow a spawn is never auto-allowed, and a run only
+// while nothing else of the workspace runs (at the time of asking).
+func (s *Session) decideCommand(command, cwd, op string) (*policy.CommandVerdict, error) {
 	if err := s.check("DecideCommand"); err != nil {
 		return nil, err
 	}
@@ -90,7 +97,7 @@ func (s *Session) DecideCommand(command, cwd string) (*policy.CommandVerdict, er
 	if err != nil {
 		return nil, err
 	}
-	if s.auto.On && onlyShellDefault(v) {
+	if s.auto.On && onlyShellDefault(v, s.ws.checker.Policy()) && (!s.auto.Exclusive || op == "run" && s.ws.gate.idle()) {
 		v = autoAllowed(v, s.auto)
 	}
 	return v, nil
@@ -105,7 +112,7 @@ func (s *Session) AutoAllow() AutoAllow { return s.auto }
 // session (see Workspace.Instructions); it uses the executor capabilities
 // read when the session was opened.
 func (s *Session) Instructions() string {
-	return s.ws.instructions(s.caps)
+	return s.ws.instructions(s.caps, s.auto)
 }
 
 // Capabilities returns what the executor reported it enforces when the

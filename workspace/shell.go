@@ -143,22 +143,31 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 	if err != nil {
 		return nil, nil, &ArgumentError{Arg: "command", Value: clip(command, 200), Err: err}
 	}
-	if s.auto.On && onlyShellDefault(v) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		reason := "not a directory"
+		if err != nil {
+			reason = err.Error()
+		}
+		return nil, nil, &ArgumentError{Arg: "cwd", Value: s.ws.relOrAbs(dir), Reason: reason}
+	}
+	// held is an exclusive place in the run gate: released on every
+	// error return (a named result would be overwritten by the return).
+	var held func()
+	if s.auto.On && onlyShellDefault(v, s.ws.checker.Policy()) {
 		switch {
 		case !s.auto.Exclusive:
 			v = autoAllowed(v, s.auto)
 		case op == "run":
 			// Only while nothing else of the workspace runs; else it asks.
 			if r, ok := s.ws.gate.exclusive(); ok {
-				release = r
+				held = r
 				v = autoAllowed(v, s.auto)
 			}
 		}
 	}
 	defer func() {
-		if err != nil && release != nil {
-			release()
-			release = nil
+		if err != nil && held != nil {
+			held()
 		}
 	}()
 	var grants []policy.Grant
@@ -175,13 +184,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		s.ws.log.Info(tool+" denied", "command", command, "cwd", dir, "rule", v.Rule)
 		return nil, nil, &policy.DeniedError{Op: "run", Path: command, Rule: v.Rule, Decision: policy.Deny, Reason: v.Reason}
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		reason := "not a directory"
-		if err != nil {
-			reason = err.Error()
-		}
-		return nil, nil, &ArgumentError{Arg: "cwd", Value: s.ws.relOrAbs(dir), Reason: reason}
-	}
+	release = held
 	if release == nil {
 		// Wait while an exclusive auto-allowed command runs.
 		if release, err = s.ws.gate.shared(ctx); err != nil {

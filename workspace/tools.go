@@ -289,7 +289,7 @@ func (s *Session) toolDefs() []toolDef {
 				"cwd":             str("Working directory, relative to the workspace root or absolute (default: the root)."),
 				"timeout_seconds": integer("Timeout in seconds (default and maximum: the workspace's shell timeout).", 0),
 			}, "command"),
-			NeedsApproval: commandAskOf(s, func(a *shellArgs) (string, string) { return a.Command, a.Cwd }),
+			NeedsApproval: commandAskOf(s, "run", func(a *shellArgs) (string, string) { return a.Command, a.Cwd }),
 		},
 		call: func(ctx context.Context, s *Session, raw []byte) (any, error) {
 			var a shellArgs
@@ -312,7 +312,7 @@ func (s *Session) toolDefs() []toolDef {
 				Name:          ToolSpawnProcess,
 				Description:   "Start a long-running shell command (a server, a watcher) in the background under the same rules as shell. Returns its id; read its output with read_process_output, stop it with kill_process.",
 				InputSchema:   object(map[string]*schema{"command": nonEmpty("The command line."), "cwd": str("Working directory (default: the root).")}, "command"),
-				NeedsApproval: commandAskOf(s, func(a *spawnArgs) (string, string) { return a.Command, a.Cwd }),
+				NeedsApproval: commandAskOf(s, "spawn", func(a *spawnArgs) (string, string) { return a.Command, a.Cwd }),
 			},
 			call: func(ctx context.Context, s *Session, raw []byte) (any, error) {
 				var a spawnArgs
@@ -409,14 +409,14 @@ func pathAskOf[A any](s *Session, path func(*A) string, ops ...policy.Op) func(j
 }
 
 // commandAskOf builds a NeedsApproval predicate for a command tool.
-func commandAskOf[A any](s *Session, cmd func(*A) (string, string)) func(json.RawMessage) bool {
+func commandAskOf[A any](s *Session, op string, cmd func(*A) (string, string)) func(json.RawMessage) bool {
 	return func(raw json.RawMessage) bool {
 		var a A
 		if decodeArgs(raw, &a) != nil {
 			return false
 		}
 		c, cwd := cmd(&a)
-		v, err := s.DecideCommand(c, cwd)
+		v, err := s.decideCommand(c, cwd, op)
 		return err == nil && v.Decision == policy.Ask
 	}
 }

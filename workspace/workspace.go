@@ -132,7 +132,7 @@ func (w *Workspace) Open(ctx context.Context) (*Session, error) {
 		grants: sessionGrants{cmds: map[string]bool{}, hosts: map[string]bool{}},
 		caps:   w.capabilities(ctx),
 	}
-	s.auto = autoAllow(w.autoAllow, s.caps, w.checker.Policy())
+	s.auto = w.autoAllowFor(ctx, s.caps)
 	w.log.Debug("session opened", "root", w.Root(), "executor", s.caps.Backend)
 	return s, nil
 }

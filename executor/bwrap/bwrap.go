@@ -698,3 +698,21 @@ func mapSignal(r *executor.Result) {
 		r.Signal = syscall.Signal(n).String()
 	}
 }
+
+// Assess derives and assesses req as Run would, without registering
+// mount points or starting anything, and returns its gaps: every looser
+// element not mitigated, inherent ones included.
+func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executor.Gap, error) {
+	if err := req.ValidateSandboxed(); err != nil {
+		return nil, err
+	}
+	pr, err := x.derive(ctx, req.Policy, req.Root, req.Home, req.Dir, x.grantsFor(req))
+	if err != nil {
+		return nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
+	}
+	pl, err := x.planFor(pr)
+	if err != nil {
+		return nil, err
+	}
+	return append(sandboxrun.Gaps(pl.looser), pl.blocking...), nil
+}

@@ -2,6 +2,7 @@ package landlock
 
 import (
 	"context"
+	"slices"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -48,4 +49,17 @@ func (x *Executor) Explain(ctx context.Context, req *executor.Request) (*Explana
 		}
 	}
 	return e, nil
+}
+
+// Assess derives and assesses req as Run would and returns its gaps:
+// every looser element not mitigated, inherent ones included.
+func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executor.Gap, error) {
+	if err := req.ValidateSandboxed(); err != nil {
+		return nil, err
+	}
+	_, pl, err := x.planRequest(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return append(slices.Clone(pl.gaps), pl.blocking...), nil
 }
