@@ -40,6 +40,8 @@ func protectCases() []*caseDef {
 			"the fixture absorbs a submodule's git directory into .git/modules/lib (host git init --separate-git-dir); the probe appends a fsmonitor to its config; afterwards the host's git status in lib must not run it. Twin: protect none", caseGitModules),
 		iso("tool-settings", "settings of agent and developer tools that run commands are protected", executor.ControlProtect, Denied,
 			"the probe writes .claude/settings.json, .cursor/mcp.json, .gemini/settings.json, .devcontainer/devcontainer.json, .pre-commit-config.yaml, .husky/pre-commit, .npmrc and .yarnrc.yml (at the root and one level down); afterwards none of them exists with the token on the host. Twin: protect none", caseToolSettings),
+		iso("project-policy", "the project policy layer (.cordon/policy.yaml) cannot be changed by a command", executor.ControlProtect, Denied,
+			"the fixture writes root/.cordon/policy.yaml; the probe overwrites it, appends to it and writes .cordon/extra.yaml; host-side listing and hashes of root/.cordon unchanged. Twin: protect none", caseProjectPolicy),
 		iso("git-works", "git add and git commit work with protection on", executor.ControlProtect, Allowed,
 			"git add and git commit inside the sandbox; the host's git log and git show see the commit and the file. Unsupported without git (on the host or inside the sandbox)", caseGitWorks),
 	}
@@ -375,4 +377,18 @@ func caseToolSettings(c *caseRun) {
 	// The twin writes the same root files again; they are gone after the
 	// action (removed by the guard), so what the twin leaves is its own.
 	c.isolate(planted, c.act(act, nil), c.twinPolicy("protect none", twin, c.noProtect()))
+}
+
+// caseProjectPolicy: a command cannot rewrite the project policy layer
+// that confines the next session.
+func caseProjectPolicy(c *caseRun) {
+	dir := filepath.Join(c.fx.root, ".cordon")
+	c.mustWrite(filepath.Join(dir, "policy.yaml"), "denied_paths: [secrets]\n")
+	tok := token("policy")
+	cmd := c.probes(
+		[]string{"write", filepath.Join(dir, "policy.yaml"), "mode: coding # " + tok + "\n"},
+		[]string{"append", filepath.Join(dir, "policy.yaml"), "command_rules: [{pattern: curl, action: allow}] # " + tok + "\n"},
+		[]string{"write", filepath.Join(dir, "extra.yaml"), tok + "\n"},
+	)
+	c.isolate(changed(dir), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
 }

@@ -177,6 +177,7 @@ var HostRunSurface = []SurfaceEntry{
 	{"mise.toml", "mise", "tasks and hooks run on cd"},
 	{".mise.toml", "mise", "tasks and hooks run on cd"},
 	{".aider.conf.yml", "aider", "lint and test commands it runs"},
+	{".cordon", "cordon", "the project policy layer (.cordon/policy.yaml): a command may not rewrite the policy that confines it"},
 }
 
 // DefaultProtected lists the patterns of HostRunSurface, in order.

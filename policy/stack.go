@@ -301,12 +301,12 @@ func checkProject(s *Spec) error {
 	}
 	for i, p := range s.Readable {
 		if !inside(p) {
-			return bad(fmt.Sprintf("readable[%d]", i), fmt.Sprintf("%q could match outside the root; name a path inside it, such as docs/", p))
+			return bad(fmt.Sprintf("readable[%d]", i), fmt.Sprintf("%q could match outside the root; name a path inside it, such as ./docs", p))
 		}
 	}
 	for i, p := range s.Writable {
 		if !inside(p) {
-			return bad(fmt.Sprintf("writable[%d]", i), fmt.Sprintf("%q could match outside the root; name a path inside it, such as build/", p))
+			return bad(fmt.Sprintf("writable[%d]", i), fmt.Sprintf("%q could match outside the root; name a path inside it, such as ./build", p))
 		}
 	}
 	for i, r := range s.PathRules {
@@ -339,4 +339,76 @@ func UserPolicyPath(home string) string {
 		return ""
 	}
 	return filepath.Join(home, ".config", "cordon", "policy.yaml")
+}
+
+// LoadSpecFile reads and parses the policy file at path.
+func LoadSpecFile(path string) (*Spec, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &LoadError{File: path, Err: err}
+	}
+	defer f.Close()
+	s, err := LoadSpec(f)
+	var le *LoadError
+	if errors.As(err, &le) {
+		le.File = path
+	}
+	return s, err
+}
+
+// LoadStack loads a workspace's policy layers: unless defaults is false,
+// the standard files that exist (ManagedPolicyPath, UserPolicyPath(home),
+// ProjectPolicyPath in root), then files as the options layer, in order
+// (a later file overrides an earlier one). A standard file that exists
+// but cannot be read or parsed is an error, never skipped. Errors name
+// the layer, the file and the line.
+func LoadStack(files []string, root, home string, defaults bool) (Stack, error) {
+	var s Stack
+	add := func(kind LayerKind, path string, optional bool) error {
+		if optional {
+			if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+		}
+		spec, err := LoadSpecFile(path)
+		if err != nil {
+			return &StackError{Kind: kind, File: path, Err: err}
+		}
+		s = append(s, Layer{Kind: kind, File: path, Spec: spec})
+		return nil
+	}
+	if defaults {
+		std := []struct {
+			kind LayerKind
+			path string
+		}{{LayerManaged, managedPolicyPath()}, {LayerUser, UserPolicyPath(home)}, {LayerProject, filepath.Join(root, ProjectPolicyPath)}}
+		for _, l := range std {
+			if l.path == "" {
+				continue
+			}
+			if err := add(l.kind, l.path, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, f := range files {
+		if err := add(LayerOptions, f, false); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Describe lists the layers, highest precedence first, for messages:
+// "managed /etc/cordon/policy.yaml, options p.yaml".
+func (s Stack) Describe() string {
+	var parts []string
+	for k := LayerManaged; k <= LayerUser; k++ {
+		for i := len(s) - 1; i >= 0; i-- {
+			if s[i].Kind == k {
+				parts = append(parts, k.String()+" "+s[i].File)
+			}
+		}
+	}
+	return strings.Join(parts, ", ")
 }

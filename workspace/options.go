@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ type config struct {
 	pathRules    []policy.PathRule
 	commandRules []policy.CommandRule
 	network      *policy.NetworkSpec
+	layers       policy.Stack
 
 	env          map[string]string
 	inheritEnv   bool
@@ -239,6 +241,25 @@ func WithApprover(a Approver) Option {
 func WithAsker(a Asker) Option {
 	return func(c *config) error {
 		c.asker = a
+		return nil
+	}
+}
+
+// WithPolicyLayers builds the policy from layers (policy.Stack: managed,
+// options, project, user; see policy.LoadStack for the standard files).
+// The policy options of this workspace (WithMode, the shorthands,
+// WithPolicy) form one more options layer above the given options
+// layers. The managed layer's rules come first and its decisions are
+// ceilings, so no option, mode or session approval weakens them; rule
+// names carry their layer and file.
+func WithPolicyLayers(layers ...policy.Layer) Option {
+	return func(c *config) error {
+		for i, l := range layers {
+			if l.Spec == nil {
+				return &OptionError{Option: "WithPolicyLayers", Value: strconv.Itoa(i), Reason: "a layer without a spec"}
+			}
+		}
+		c.layers = append(c.layers, layers...)
 		return nil
 	}
 }
