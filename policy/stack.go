@@ -87,6 +87,10 @@ type StackError struct {
 }
 
 func (e *StackError) Error() string {
+	var le *LoadError
+	if errors.As(e.Err, &le) && le.File == e.File {
+		return e.Kind.String() + " policy " + e.Err.Error() // the file and line are in it
+	}
 	return e.Kind.String() + " policy " + e.File + ": " + e.Err.Error()
 }
 
@@ -118,12 +122,12 @@ func (s Stack) Build() (*Policy, error) {
 		}
 		if l.Kind == LayerProject {
 			if err := checkProject(l.Spec); err != nil {
-				return nil, &StackError{Kind: l.Kind, File: l.File, Err: err}
+				return nil, &StackError{Kind: l.Kind, File: l.File, Err: &LoadError{File: l.File, Err: err}}
 			}
 		}
 		p, err := l.Spec.Build()
 		if err != nil {
-			return nil, &StackError{Kind: l.Kind, File: l.File, Err: err}
+			return nil, &StackError{Kind: l.Kind, File: l.File, Err: &LoadError{File: l.File, Err: err}}
 		}
 		built[i] = p
 	}

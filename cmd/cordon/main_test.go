@@ -365,6 +365,15 @@ func TestAutoBackend(t *testing.T) {
 	assert.Regexp(t, `cordon: --backend auto chose (bwrap|landlock)\n`, stderr.String(), "auto names the sandbox it chose")
 }
 
+// projectWith returns a root whose project policy layer is yaml.
+func projectWith(t *testing.T, yaml string) string {
+	t.Helper()
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, ".cordon"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".cordon", "policy.yaml"), []byte(yaml), 0o644))
+	return root
+}
+
 func TestUsageErrors(t *testing.T) {
 	tr := newTree(t)
 	for _, tc := range []struct {
@@ -383,6 +392,8 @@ func TestUsageErrors(t *testing.T) {
 		{tr.args("local", "--http", "nonsense"), `--http "nonsense"`},
 		{append(tr.args("local"), "--policy", filepath.Join(tr.root, "missing.yaml")), "missing.yaml"},
 		{[]string{"mcp", "--root", filepath.Join(tr.root, "notes.md"), "--backend", "local"}, "notes.md"},
+		{[]string{"mcp", "--root", projectWith(t, "mode: trusted\n"), "--backend", "local"}, "project policy"},
+		{[]string{"mcp", "--root", projectWith(t, "mode: trusted\n"), "--backend", "local", "--policy", policyFile(t, "mode: coding\n")}, ".cordon/policy.yaml: mode: a project policy"},
 	} {
 		cmd := cordonCmd(t, tc.args...)
 		var stderr bytes.Buffer

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -37,14 +38,16 @@ const minTokenLen = 16
 const maxHTTPConns = 128
 
 type mcpOptions struct {
-	root, policyFile, home string
-	backend                string
-	bestEffort             bool
-	dockerImage            string
-	httpAddr, tokenFile    string
-	noToken                bool
-	onAsk                  string
-	idle                   time.Duration
+	root, home          string
+	policyFiles         []string
+	noDefaults          bool
+	backend             string
+	bestEffort          bool
+	dockerImage         string
+	httpAddr, tokenFile string
+	noToken             bool
+	onAsk               string
+	idle                time.Duration
 }
 
 func (a *app) mcpCommand() *cobra.Command {
@@ -83,7 +86,8 @@ SIGTERM) kills and reaps every process the session started.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.root, "root", "", "workspace root; default: the current directory")
-	f.StringVar(&o.policyFile, "policy", "", "policy `FILE` (YAML or JSON; see the README's policy file reference); default: the coding preset")
+	f.StringArrayVar(&o.policyFiles, "policy", nil, "policy `FILE` (YAML or JSON; see the README's policy file reference), the options layer; repeat it for more (a later file overrides an earlier one); default: the coding preset, refined by the standard policy files")
+	f.BoolVar(&o.noDefaults, "no-default-policies", false, "read no standard policy file (the managed "+policy.ManagedPolicyPath+", the user's ~/.config/cordon/policy.yaml, the root's "+policy.ProjectPolicyPath+")")
 	f.StringVar(&o.home, "home", "", `home directory "~" stands for; default: $HOME`)
 	f.StringVar(&o.backend, "backend", "auto", "backend: auto, "+strings.Join(backends.Names(), ", "))
 	f.BoolVar(&o.bestEffort, "best-effort", false, "run commands even where the backend cannot enforce the whole policy (gaps are logged and stated in the instructions)")
@@ -116,19 +120,28 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 	}
 	defer backends.Close(x)
 	opts := []workspace.Option{workspace.WithExecutor(x), workspace.WithAsker(mcpserver.Approve), workspace.WithLogger(log)}
-	if o.policyFile != "" {
-		p, err := policy.LoadFile(o.policyFile)
-		if err != nil {
-			return fmt.Errorf("policy: %w", err)
-		}
-		opts = append(opts, workspace.WithPolicy(p))
-	}
 	if o.home != "" {
 		opts = append(opts, workspace.WithHome(o.home))
 	}
 	root := o.root
 	if root == "" {
 		root = "."
+	}
+	home := o.home
+	if home == "" {
+		home, _ = os.UserHomeDir()
+	}
+	absRoot, err := filepath.Abs(root)
+	if err != nil {
+		return fmt.Errorf("--root: %w", err)
+	}
+	stack, err := policy.LoadStack(o.policyFiles, absRoot, home, !o.noDefaults)
+	if err != nil {
+		return fmt.Errorf("policy: %w", err)
+	}
+	if len(stack) > 0 {
+		opts = append(opts, workspace.WithPolicyLayers(stack...))
+		fmt.Fprintf(a.stderr, "cordon: policy layers: %s\n", stack.Describe())
 	}
 	ws, err := workspace.Local(root, opts...)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 )
 
 // TreeBenchReport is the output of bench --tree --json: one BenchReport
@@ -29,8 +30,8 @@ type TreeBench struct {
 // the scaling table.
 func (a *app) benchTrees(ctx context.Context, o *benchOptions, list []*backend, trees []treeSpec) error {
 	rep := &TreeBenchReport{Policy: treePolicyName}
-	if o.pf.file != "" {
-		rep.Policy = o.pf.file
+	if o.pf.given() {
+		rep.Policy = strings.Join(o.pf.files, ", ")
 	}
 	failed := 0
 	for _, t := range trees {
@@ -53,7 +54,7 @@ func (a *app) benchTrees(ctx context.Context, o *benchOptions, list []*backend, 
 		}
 		o.pf.root = dir
 		ws, err := o.pf.load()
-		if err == nil && o.pf.file == "" {
+		if err == nil && !o.pf.given() {
 			ws.policy, ws.source = treePolicy(), treePolicyName
 		}
 		var r *BenchReport

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,16 +11,23 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// policyFlags are --policy, --root and --home, shared by the subcommands
-// that judge or sandbox commands in a workspace.
+// policyFlags are --policy, --no-default-policies, --root and --home,
+// shared by the subcommands that judge or sandbox commands in a
+// workspace.
 type policyFlags struct {
-	file, root, home string
-	cmd              *cobra.Command
+	files      []string
+	noDefaults bool
+	root, home string
+	cmd        *cobra.Command
 }
+
+// given reports that --policy named a file.
+func (f *policyFlags) given() bool { return len(f.files) > 0 }
 
 func (f *policyFlags) add(cmd *cobra.Command, withRoot bool) {
 	f.cmd = cmd
-	cmd.Flags().StringVar(&f.file, "policy", "", "policy `FILE` (YAML or JSON; see the README's policy file reference); default: the coding preset")
+	cmd.Flags().StringArrayVar(&f.files, "policy", nil, "policy `FILE` (YAML or JSON; see the README's policy file reference), the options layer; repeat it for more (a later file overrides an earlier one); default: the coding preset, refined by the standard policy files")
+	cmd.Flags().BoolVar(&f.noDefaults, "no-default-policies", false, "read no standard policy file (the managed "+policy.ManagedPolicyPath+", the user's ~/.config/cordon/policy.yaml, the root's "+policy.ProjectPolicyPath+")")
 	if withRoot {
 		cmd.Flags().StringVar(&f.root, "root", "", "workspace root; default: the current directory")
 	}
@@ -35,17 +43,30 @@ type workspaceSpec struct {
 	root, home string
 }
 
-// loadPolicy loads --policy, or the coding preset without it. Errors are
-// setup errors (exit status 2).
-func (f *policyFlags) loadPolicy() (*policy.Policy, string, error) {
-	if f.file == "" {
+// loadPolicy loads the policy layers of the workspace at root: the
+// standard files that exist (unless --no-default-policies) and the
+// --policy files; the coding preset when there are none. Errors are setup
+// errors (exit status 2) naming the layer, file and line.
+func (f *policyFlags) loadPolicy(root, home string) (*policy.Policy, string, error) {
+	stack, err := policy.LoadStack(f.files, root, home, !f.noDefaults)
+	if err == nil && len(stack) == 0 {
 		return policy.Coding.Policy(), "coding preset", nil
 	}
-	p, err := policy.LoadFile(f.file)
+	var p *policy.Policy
+	if err == nil {
+		p, err = stack.Build()
+	}
 	if err != nil {
+		var se *policy.StackError
+		if errors.As(err, &se) && se.Kind == policy.LayerOptions && len(stack) <= 1 {
+			err = se.Err // a lone --policy file: its own error names it
+		}
 		return nil, "", setupError(fmt.Errorf("policy: %w", err))
 	}
-	return p, f.file, nil
+	if len(stack) == 1 {
+		return p, stack[0].File, nil
+	}
+	return p, stack.Describe(), nil
 }
 
 // homeDir returns --home, else the user's home directory ("" when unknown).
@@ -69,10 +90,6 @@ func (f *policyFlags) homeDir() string {
 // load loads the policy and resolves the root (default: the current
 // directory), which must be a directory.
 func (f *policyFlags) load() (*workspaceSpec, error) {
-	p, source, err := f.loadPolicy()
-	if err != nil {
-		return nil, err
-	}
 	root := f.root
 	if root == "" {
 		root = "."
@@ -92,7 +109,12 @@ func (f *policyFlags) load() (*workspaceSpec, error) {
 	if !fi.IsDir() {
 		return nil, setupError(fmt.Errorf("--root %q: not a directory", root))
 	}
-	return &workspaceSpec{policy: p, source: source, root: resolved, home: f.homeDir()}, nil
+	home := f.homeDir()
+	p, source, err := f.loadPolicy(resolved, home)
+	if err != nil {
+		return nil, err
+	}
+	return &workspaceSpec{policy: p, source: source, root: resolved, home: home}, nil
 }
 
 // checker compiles the policy for the workspace.

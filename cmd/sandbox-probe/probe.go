@@ -125,7 +125,7 @@ func (a *app) runDefault(ctx context.Context, o *probeOptions) error {
 	if _, err := selectCases(o); err != nil {
 		return err
 	}
-	if o.pf.file != "" {
+	if o.pf.given() {
 		if _, err := o.pf.load(); err != nil {
 			return err
 		}
@@ -202,7 +202,7 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 		return err
 	}
 	var ws *workspaceSpec
-	if o.pf.file != "" {
+	if o.pf.given() {
 		if ws, err = o.pf.load(); err != nil {
 			return err
 		}
