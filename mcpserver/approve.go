@@ -19,6 +19,7 @@ import (
 const (
 	AnswerAllowOnce    = "allow_once"
 	AnswerAllowSession = "allow_session"
+	AnswerAllowAlways  = "allow_always"
 	AnswerDeny         = "deny"
 )
 
@@ -30,6 +31,11 @@ func askSchemaFor(req *workspace.ApprovalRequest) map[string]any {
 	if slices.Contains(req.Scopes, workspace.ScopeSession) {
 		desc = "allow_once: this time only; allow_session: until this MCP session ends, " + req.Covers + "; deny: refuse it"
 		enum = []string{AnswerAllowOnce, AnswerAllowSession, AnswerDeny}
+		if slices.Contains(req.Scopes, workspace.ScopeAlways) {
+			desc = "allow_once: this time only; allow_session: until this MCP session ends, " + req.Covers +
+				"; allow_always: the same, and in every later session (an allow rule in your user policy file); deny: refuse it"
+			enum = []string{AnswerAllowOnce, AnswerAllowSession, AnswerAllowAlways, AnswerDeny}
+		}
 	}
 	return map[string]any{
 		"type": "object",
@@ -110,6 +116,11 @@ func Approve(ctx context.Context, req *workspace.ApprovalRequest) (workspace.Ans
 	log.Info("ask answered", "action", res.Action, "decision", answer)
 	switch answer {
 	case AnswerAllowOnce:
+		return workspace.Answer{Allow: true}, nil
+	case AnswerAllowAlways:
+		if slices.Contains(req.Scopes, workspace.ScopeAlways) {
+			return workspace.Answer{Allow: true, Scope: workspace.ScopeAlways}, nil
+		}
 		return workspace.Answer{Allow: true}, nil
 	case AnswerAllowSession:
 		if slices.Contains(req.Scopes, workspace.ScopeSession) {

@@ -416,3 +416,26 @@ func (s Stack) Describe() string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// ApprovalStorePath returns the user layer's file as the place for
+// "always" approvals of a workspace at root, or "" when there is none or
+// it lies inside the root (where a command could rewrite it).
+func ApprovalStorePath(root, home string) string {
+	p := UserPolicyPath(home)
+	if p == "" {
+		return ""
+	}
+	for _, r := range []string{root, resolvedOr(root)} {
+		if rel, err := filepath.Rel(r, p); err == nil && filepath.IsLocal(rel) {
+			return ""
+		}
+	}
+	return p
+}
+
+func resolvedOr(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}

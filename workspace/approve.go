@@ -53,9 +53,11 @@ type ApprovalRequest struct {
 	CommandVerdict *policy.CommandVerdict `json:"command_verdict,omitempty"`
 	// Grants are the paths the command will be allowed to use if approved.
 	Grants []policy.Grant `json:"grants,omitempty"`
-	// Scopes are the answers' scopes this ask offers: ScopeOnce, and
+	// Scopes are the answers' scopes this ask offers: ScopeOnce;
 	// ScopeSession when the request can be covered exactly (not for a
-	// dynamic command, or one naming a file too large to pin).
+	// dynamic command, or one naming a file too large to pin); ScopeAlways
+	// when the workspace has an approval store and the request can be
+	// written as allow rules (see ScopeAlways).
 	Scopes []Scope `json:"scopes"`
 	// Covers says what a ScopeSession answer covers: the exact words of
 	// the command's asking segments and the content of the files it
@@ -147,9 +149,16 @@ func (s *Session) ask(ctx context.Context, tool string, req *ApprovalRequest, sc
 		}
 	}
 	req.Scopes = []Scope{ScopeOnce}
+	var always persistable
 	if scope != nil {
 		req.Scopes = append(req.Scopes, ScopeSession)
 		req.Covers = scope.describe()
+		if p, ok := scope.(persistable); ok && s.ws.store != nil {
+			if _, _, ok := p.rules(); ok {
+				always = p
+				req.Scopes = append(req.Scopes, ScopeAlways)
+			}
+		}
 	}
 	a := s.ws.asker
 	if a == nil {
@@ -165,6 +174,16 @@ func (s *Session) ask(ctx context.Context, tool string, req *ApprovalRequest, sc
 		s.ws.log.Info(tool+" declined", "op", req.Op, "target", what, "rule", rule)
 		return &policy.DeniedError{Op: op, Path: what, Rule: rule, Decision: policy.Ask,
 			Reason: joinReason(reason, "the user declined it")}
+	}
+	if ans.Scope == ScopeAlways && always != nil {
+		cmds, paths, _ := always.rules()
+		if err := s.ws.store.add(cmds, paths); err != nil {
+			// Still approved, for this session: the user said yes.
+			s.ws.log.Warn("could not persist an approval in the user policy", "file", s.ws.store.path, "err", err)
+		} else {
+			s.ws.log.Info(tool+" approved always", "op", req.Op, "target", what, "file", s.ws.store.path)
+		}
+		ans.Scope = ScopeSession
 	}
 	if ans.Scope == ScopeSession && scope != nil {
 		s.grants.mu.Lock()

@@ -28,13 +28,15 @@ const (
 	ScopeSession
 )
 
-// String returns "once" or "session".
+// String returns "once", "session" or "always".
 func (s Scope) String() string {
 	switch s {
 	case ScopeOnce:
 		return "once"
 	case ScopeSession:
 		return "session"
+	case ScopeAlways:
+		return "always"
 	}
 	return "Scope(" + strconv.Itoa(int(s)) + ")"
 }
@@ -123,8 +125,10 @@ func (h hostScope) describe() string              { return "connections to " + h
 // for "sh build.sh" does not survive a change of build.sh), and each
 // asking path claim by its path and op.
 type cmdScope struct {
-	segs   []string // keys
-	shown  []string // the segments' words, for describe
+	segs   []string   // keys
+	shown  []string   // the segments' words, for describe
+	words  [][]string // the segments' words, for an "always" rule
+	named  bool       // the command names files: no "always" rule
 	claims []pathGrant
 }
 
@@ -168,7 +172,7 @@ func commandScope(root, cwd, command string, v *policy.CommandVerdict) grantScop
 	if !ok {
 		return nil
 	}
-	c := &cmdScope{}
+	c := &cmdScope{named: len(files) > 0}
 	for _, sv := range v.Segments {
 		if sv.Decision != policy.Ask {
 			continue
@@ -179,6 +183,7 @@ func commandScope(root, cwd, command string, v *policy.CommandVerdict) grantScop
 		k := strings.Join(sv.Words, "\x00") + "\x01" + cwd + "\x01" + strings.Join(files, "\x00")
 		c.segs = append(c.segs, k)
 		c.shown = append(c.shown, strings.Join(sv.Words, " "))
+		c.words = append(c.words, sv.Words)
 	}
 	for _, cl := range v.Claims {
 		cv := cl.Verdict

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -38,6 +39,7 @@ type config struct {
 	limits       Limits
 	exec         executor.Executor
 	asker        Asker
+	store        *approvalStore
 	autoAllow    *bool
 	home         *string
 	logger       *slog.Logger
@@ -260,6 +262,22 @@ func WithPolicyLayers(layers ...policy.Layer) Option {
 			}
 		}
 		c.layers = append(c.layers, layers...)
+		return nil
+	}
+}
+
+// WithApprovalStore makes "always" answers (ScopeAlways) possible: they
+// are appended as allow rules to the policy file at path, which should be
+// the user layer (policy.UserPolicyPath), never a file in the root. The
+// file keeps its comments; it is replaced atomically and created 0600
+// when missing. A rule written there holds in later workspaces built
+// from the layers; in this one, the answer holds for the session.
+func WithApprovalStore(path string) Option {
+	return func(c *config) error {
+		if !filepath.IsAbs(path) {
+			return &OptionError{Option: "WithApprovalStore", Value: path, Reason: "not an absolute path"}
+		}
+		c.store = &approvalStore{path: filepath.Clean(path)}
 		return nil
 	}
 }

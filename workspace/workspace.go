@@ -20,8 +20,9 @@ type Workspace struct {
 	modeName     string // "coding", "readonly", "trusted" or "custom"
 	exec         executor.Executor
 	asker        Asker
-	autoAllow    bool    // WithSandboxAutoAllow
-	gate         runGate // orders exclusive auto-allowed commands
+	store        *approvalStore // WithApprovalStore
+	autoAllow    bool           // WithSandboxAutoAllow
+	gate         runGate        // orders exclusive auto-allowed commands
 	limits       Limits
 	shellTimeout time.Duration
 	env          map[string]string // WithEnv
@@ -67,6 +68,9 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 	} else if h, err := os.UserHomeDir(); err == nil {
 		home = h
 	}
+	if c.store != nil && storeInside(c.store.path, abs) {
+		return nil, &OptionError{Option: "WithApprovalStore", Value: c.store.path, Reason: "the approval store must be outside the workspace root (a command could rewrite the policy it holds)"}
+	}
 	p, modeName, err := buildPolicy(c)
 	if err != nil {
 		return nil, err
@@ -88,6 +92,7 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 		modeName:     modeName,
 		exec:         exec,
 		asker:        c.asker,
+		store:        c.store,
 		autoAllow:    c.autoAllow == nil || *c.autoAllow,
 		gate:         newRunGate(),
 		limits:       c.limits.withDefaults(),
@@ -165,4 +170,27 @@ func (w *Workspace) relOrAbs(abs string) string {
 		return filepath.ToSlash(r)
 	}
 	return abs
+}
+
+// storeInside reports an approval store at or below root, by name or
+// through symbolic links (of the root, or of the store's nearest existing
+// directory).
+func storeInside(store, root string) bool {
+	rroot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		rroot = root
+	}
+	for _, r := range []string{root, rroot} {
+		if within(store, r) {
+			return true
+		}
+	}
+	for dir := filepath.Dir(store); ; dir = filepath.Dir(dir) {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return within(real, rroot) || within(real, root)
+		}
+		if dir == filepath.Dir(dir) {
+			return false
+		}
+	}
 }

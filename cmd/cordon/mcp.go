@@ -139,6 +139,10 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 	if err != nil {
 		return fmt.Errorf("policy: %w", err)
 	}
+	if store := policy.ApprovalStorePath(absRoot, home); store != "" && !o.noDefaults {
+		// "allow always" answers go to the user layer.
+		opts = append(opts, workspace.WithApprovalStore(store))
+	}
 	if len(stack) > 0 {
 		opts = append(opts, workspace.WithPolicyLayers(stack...))
 		fmt.Fprintf(a.stderr, "cordon: policy layers: %s\n", stack.Describe())

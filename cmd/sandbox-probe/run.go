@@ -192,6 +192,10 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		workspace.WithShellTimeout(o.timeout),
 		workspace.WithLimits(workspace.Limits{MaxShellOutputChars: o.outputLimit}),
 	}
+	if store := policy.ApprovalStorePath(ws.root, ws.home); store != "" && !o.pf.noDefaults {
+		// "always" answers go to the user layer.
+		opts = append(opts, workspace.WithApprovalStore(store))
+	}
 	w, err := workspace.Local(ws.root, opts...)
 	if err != nil {
 		return setupError(fmt.Errorf("run: %w", err))
@@ -307,9 +311,15 @@ func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (workspace.An
 		fmt.Fprintf(tty, "  grants:  %s %s (this command only)\n", g.Op, g.Path)
 	}
 	session := slices.Contains(req.Scopes, workspace.ScopeSession)
+	always := slices.Contains(req.Scopes, workspace.ScopeAlways)
 	if session {
 		fmt.Fprintf(tty, "  [s] covers, for the rest of this run: %s\n", req.Covers)
-		fmt.Fprint(tty, "allow? [y] once, [s] for this run, [N]o: ")
+		if always {
+			fmt.Fprint(tty, "  [a] also in every later run: an allow rule in your user policy file\n")
+			fmt.Fprint(tty, "allow? [y] once, [s] for this run, [a] always, [N]o: ")
+		} else {
+			fmt.Fprint(tty, "allow? [y] once, [s] for this run, [N]o: ")
+		}
 	} else {
 		fmt.Fprint(tty, "allow once? [y/N] ")
 	}
@@ -326,6 +336,10 @@ func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (workspace.An
 	case "s", "session":
 		if session {
 			return workspace.Answer{Allow: true, Scope: workspace.ScopeSession}, nil
+		}
+	case "a", "always":
+		if always {
+			return workspace.Answer{Allow: true, Scope: workspace.ScopeAlways}, nil
 		}
 	}
 	return workspace.Answer{}, nil
