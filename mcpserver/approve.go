@@ -254,7 +254,14 @@ func askMessage(r *workspace.ApprovalRequest, backend string) string {
 		}
 		b.WriteString(".")
 	}
-	b.WriteString("\nallow_once: this time only. allow_session: this exact request again until the session ends. deny: refuse.")
+	b.WriteString("\nallow_once: this time only.")
+	if slices.Contains(r.Scopes, workspace.ScopeSession) {
+		fmt.Fprintf(&b, " allow_session: until the session ends, %s.", printable(r.Covers))
+	}
+	if slices.Contains(r.Scopes, workspace.ScopeAlways) {
+		b.WriteString(" allow_always: the same, and in later sessions (an allow rule in your user policy file).")
+	}
+	b.WriteString(" deny: refuse.")
 	return b.String()
 }
 

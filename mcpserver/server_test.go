@@ -381,7 +381,9 @@ func TestAskElicitation(t *testing.T) {
 	assert.True(t, res.IsError)
 	assert.Equal(t, "absent", hashFile(t, filepath.Join(f.root, "declined.txt")))
 
-	// allow for the session: exactly this request, not another.
+	// allow for the session: exactly this request, not another. (A
+	// file the command names is pinned by content: s.txt exists first.)
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "s.txt"), nil, 0o644))
 	e.answer(mcpserver.AnswerAllowSession)
 	res, text = call(t, cs, workspace.ToolShell, map[string]any{"command": "touch s.txt"})
 	require.False(t, res.IsError, text)

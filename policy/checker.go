@@ -58,7 +58,7 @@ func NewChecker(p *Policy, root, home string) (*Checker, error) {
 			}
 			return err
 		}
-		c.rules = append(c.rules, Rule{Source: c.p.source(list, i), Pattern: cp, Action: action, Ops: ops})
+		c.rules = append(c.rules, Rule{Source: c.p.source(list, i), List: list, Pattern: cp, Action: action, Ops: ops})
 		return nil
 	}
 	if c.hostAllow, c.hostDeny, err = compileHostRules(c.p.Hosts); err != nil {
@@ -183,11 +183,11 @@ func (c *Checker) DecideResolved(abs string, op Op) *Verdict {
 
 func ruleReason(r *Rule, op Op) string {
 	switch {
-	case strings.HasPrefix(r.Source, "denied_paths"):
+	case r.List == "denied_paths":
 		return fmt.Sprintf("the path matches the denied pattern %q and may not be read or written", r.Pattern.String())
-	case strings.HasPrefix(r.Source, "system_secrets"):
+	case r.List == "system_secrets":
 		return fmt.Sprintf("%q holds host secrets and may not be read or written", r.Pattern.String())
-	case strings.HasPrefix(r.Source, "protect"):
+	case r.List == "protect":
 		return fmt.Sprintf("the path matches the protected pattern %q (files that run later outside the sandbox) and may not be written", r.Pattern.String())
 	}
 	switch r.Action {
@@ -224,7 +224,11 @@ func verb(op Op) string {
 type Rule struct {
 	// Source names the rule as it appears in the policy:
 	// `denied_paths[0]`, `protect[3]`, `path_rules[2]`.
-	Source  string
+	Source string
+	// List is the list the rule comes from ("denied_paths",
+	// "system_secrets", "protect", "path_rules"), whatever layer named it:
+	// classify rules by List, never by Source.
+	List    string
 	Pattern *Pattern
 	Action  Decision
 	// Ops is empty for every op.

@@ -44,6 +44,10 @@ func (k LayerKind) String() string {
 	return "LayerKind(" + strconv.Itoa(int(k)) + ")"
 }
 
+// ruleOrder is the order of the layers' rules: the project's last, so
+// that it restricts only where no rule of the user decides.
+var ruleOrder = []LayerKind{LayerManaged, LayerOptions, LayerUser, LayerProject}
+
 // Layer is one policy file of a Stack.
 type Layer struct {
 	Kind LayerKind
@@ -57,24 +61,27 @@ type Layer struct {
 // managed, options, project, user; layers of one kind keep their order,
 // the later one higher (a later --policy file overrides an earlier one).
 //
-//   - Rules (denied_paths, path_rules, readable, writable, command_rules,
-//     network.deny) of all layers are combined, the higher layer's first;
-//     the first rule that matches decides, so a managed rule always wins,
-//     and a project's rule beats a user's. Every rule is named with its
-//     layer and file ("managed /etc/cordon/policy.yaml: denied_paths[0]").
+//   - Rules (denied_paths, path_rules, readable, writable, command_rules)
+//     of all layers are combined in the order managed, options, user,
+//     project; the first rule that matches decides, so a managed rule
+//     always wins and a project's rule applies only where no rule of the
+//     user's decides. Every rule is named with its layer and file
+//     ("managed /etc/cordon/policy.yaml: denied_paths[0]").
 //   - Settings (mode and its decisions, network, system, protect: none)
-//     come from the highest layer that sets them.
+//     come from the highest of options and user that sets them; a
+//     project's mode and network are ceilings, like the managed ones.
 //   - The managed layer is a ceiling: the decisions it sets (its mode's or
 //     explicit policy's write, read_outside, write_outside, shell,
 //     shell_default, and its network) are the loosest any layer gets, and
 //     a managed policy keeps the default protected paths. Its deny and ask
 //     rules come first, so no layer, mode or remembered approval weakens
 //     them.
-//   - The project layer may only restrict, or allow what stays inside the
-//     root: mode trusted, an explicit policy, network other than none,
-//     system, protect: none, and allow rules whose pattern could match
-//     outside the root (absolute, "~", or a bare name) are errors naming
-//     the file and the setting.
+//   - The project layer may only restrict: mode trusted, an explicit
+//     policy, network other than none, system, protect: none and every
+//     allow rule are errors naming the file and the setting.
+//   - The managed ceiling covers the defaults, not allow rules: a lower
+//     layer's explicit allow rule (readable: ["~/docs"]) still allows; a
+//     managed policy that must forbid a path denies it by rule.
 //
 // A Stack of one layer builds exactly what that layer's Spec builds.
 type Stack []Layer
@@ -97,9 +104,8 @@ func (e *StackError) Error() string {
 // Unwrap returns the cause.
 func (e *StackError) Unwrap() error { return e.Err }
 
-// ErrProjectLoosens reports a project layer that would widen access
-// beyond the root.
-var ErrProjectLoosens = errors.New("a project policy (a file in the workspace, which arrives with the repository) may only restrict, or allow what stays inside the root; set this in your user policy or with --policy")
+// ErrProjectLoosens reports a project layer that would widen access.
+var ErrProjectLoosens = errors.New("a project policy (a file in the workspace, which arrives with the repository) may only restrict; set this in your user policy or with --policy")
 
 // Build combines the layers into one Policy and validates it.
 func (s Stack) Build() (*Policy, error) {
@@ -108,7 +114,7 @@ func (s Stack) Build() (*Policy, error) {
 	}
 	// Highest precedence first; stable within a kind, the later first.
 	layers := make([]Layer, 0, len(s))
-	for k := LayerManaged; k <= LayerUser; k++ {
+	for _, k := range ruleOrder {
 		for i := len(s) - 1; i >= 0; i-- {
 			if s[i].Kind == k {
 				layers = append(layers, s[i])
@@ -140,14 +146,18 @@ func (s Stack) Build() (*Policy, error) {
 	var base *Policy
 	var managed *Policy
 	var managedSpec *Spec
+	var ceilings []*Policy // the project's mode: it may only restrict
 	for i, l := range layers {
-		if l.Kind == LayerManaged {
+		switch {
+		case l.Kind == LayerManaged:
 			if managed == nil {
 				managed, managedSpec = built[i], l.Spec
 			}
-			continue
-		}
-		if base == nil && setsMode(l.Spec) {
+		case l.Kind == LayerProject:
+			if setsMode(l.Spec) {
+				ceilings = append(ceilings, built[i])
+			}
+		case base == nil && setsMode(l.Spec):
 			base = built[i]
 		}
 	}
@@ -161,8 +171,8 @@ func (s Stack) Build() (*Policy, error) {
 	}
 	networkSet, systemSet, protectSet := false, false, false
 	for i, l := range layers {
-		if l.Kind == LayerManaged {
-			continue
+		if l.Kind == LayerManaged || l.Kind == LayerProject {
+			continue // the project may only set network: none, a ceiling below
 		}
 		sp := l.Spec
 		if !networkSet && sp.Network != nil {
@@ -174,6 +184,19 @@ func (s Stack) Build() (*Policy, error) {
 		if !protectSet && (sp.Protect.Disabled || len(sp.Protect.Extra) > 0) {
 			out.Protect.Disabled, protectSet = sp.Protect.Disabled, true
 		}
+	}
+	// The project's ceiling: its mode restricts, never loosens.
+	for _, l := range layers {
+		if l.Kind == LayerProject && l.Spec.Network != nil {
+			out.Network, out.Hosts = NetworkNone, HostRules{}
+		}
+	}
+	for _, c := range ceilings {
+		out.Write = stricter(out.Write, c.Write)
+		out.ReadOutside = stricter(out.ReadOutside, c.ReadOutside)
+		out.WriteOutside = stricter(out.WriteOutside, c.WriteOutside)
+		out.AllowShell = out.AllowShell && c.AllowShell
+		out.ShellDefault = stricter(out.ShellDefault, c.ShellDefault)
 	}
 	// The managed ceiling.
 	if managed != nil {
@@ -220,8 +243,20 @@ func (s Stack) Build() (*Policy, error) {
 			out.CommandRules = append(out.CommandRules, p.CommandRules...)
 		}
 		out.Protect.Extra = append(out.Protect.Extra, p.Protect.Extra...)
-		if l.Kind != LayerManaged && out.Network == NetworkAllowList && p.Network == NetworkAllowList && managed == nil {
-			continue // the deciding layer's hosts are already in
+	}
+	// Every layer's network.deny holds under the allow-list.
+	if out.Network == NetworkAllowList {
+		have := map[string]bool{}
+		for _, d := range out.Hosts.Deny {
+			have[d] = true
+		}
+		for _, p := range built {
+			for _, d := range p.Hosts.Deny {
+				if !have[d] {
+					have[d] = true
+					out.Hosts.Deny = append(out.Hosts.Deny, d)
+				}
+			}
 		}
 	}
 	// Protect extras are numbered after the defaults.
@@ -299,23 +334,23 @@ func checkProject(s *Spec) error {
 	if s.Protect.Disabled {
 		return bad("protect", "it would let commands plant files the host runs later")
 	}
-	inside := func(p string) bool {
-		return p != "" && !strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "~") && strings.Contains(strings.TrimSuffix(p, "/"), "/") &&
-			!strings.HasPrefix(p, "../") && !strings.Contains(p, "/../") && filepath.IsLocal(strings.TrimPrefix(p, "./"))
+	// No allow rule at all: inside the root it would widen a user's or
+	// an organisation's readonly mode, and a command allow rule would run
+	// the repository's code unasked (with executor.Local, on the host).
+	if len(s.Readable) > 0 {
+		return bad("readable[0]", "a project may not allow; it may deny or ask")
 	}
-	for i, p := range s.Readable {
-		if !inside(p) {
-			return bad(fmt.Sprintf("readable[%d]", i), fmt.Sprintf("%q could match outside the root; name a path inside it, such as ./docs", p))
-		}
-	}
-	for i, p := range s.Writable {
-		if !inside(p) {
-			return bad(fmt.Sprintf("writable[%d]", i), fmt.Sprintf("%q could match outside the root; name a path inside it, such as ./build", p))
-		}
+	if len(s.Writable) > 0 {
+		return bad("writable[0]", "a project may not allow; it may deny or ask")
 	}
 	for i, r := range s.PathRules {
-		if r.Action == Allow && !inside(r.Pattern) {
-			return bad(fmt.Sprintf("path_rules[%d]", i), fmt.Sprintf("an allow rule for %q could match outside the root", r.Pattern))
+		if r.Action == Allow {
+			return bad(fmt.Sprintf("path_rules[%d]", i), "a project may not allow; it may deny or ask")
+		}
+	}
+	for i, r := range s.CommandRules {
+		if r.Action == Allow {
+			return bad(fmt.Sprintf("command_rules[%d]", i), "a project may not allow a command: it would run the repository's code without asking")
 		}
 	}
 	return nil
@@ -373,6 +408,15 @@ func LoadStack(files []string, root, home string, defaults bool) (Stack, error) 
 			if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
 				return nil
 			}
+		}
+		// A regular file only (no FIFO to hang on, no device); the
+		// project's, which the repository supplies, not through a link.
+		st, err := os.Stat(path)
+		if kind == LayerProject {
+			st, err = os.Lstat(path)
+		}
+		if err == nil && !st.Mode().IsRegular() {
+			return &StackError{Kind: kind, File: path, Err: fmt.Errorf("not a regular file (%s)", st.Mode().Type())}
 		}
 		spec, err := LoadSpecFile(path)
 		if err != nil {

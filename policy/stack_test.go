@@ -44,10 +44,11 @@ denied_paths: [".env*"]
 command_rules: [{pattern: "git push", action: ask}]
 `)}
 	project := policy.Layer{Kind: policy.LayerProject, File: "proj/.cordon/policy.yaml", Spec: specOf(t, `
-path_rules: [{pattern: "config/.env", action: allow}]
+path_rules: [{pattern: "docs/draft", action: ask}]
 `)}
 	options := policy.Layer{Kind: policy.LayerOptions, File: "opts.yaml", Spec: specOf(t, `
 mode: trusted
+path_rules: [{pattern: "config/.env", action: allow}]
 command_rules: [{pattern: "git push", action: allow}]
 `)}
 	c := stackChecker(t, root, home, project, options, managed)
@@ -78,27 +79,30 @@ command_rules: [{pattern: "git push", action: allow}]
 	if cv, _ := c.DecideCommand("git push", root); cv.Decision != policy.Allow {
 		t.Errorf("without a managed layer git push is %s, want allow", cv.Decision)
 	}
-	if v, _ := c.DecidePath("config/.env", policy.Read); v.Decision != policy.Allow || !strings.HasPrefix(v.Rule, "project ") {
-		t.Errorf("without a managed layer config/.env is %s by %q, want allow by the project rule", v.Decision, v.Rule)
+	if v, _ := c.DecidePath("config/.env", policy.Read); v.Decision != policy.Allow || !strings.HasPrefix(v.Rule, "options ") {
+		t.Errorf("without a managed layer config/.env is %s by %q, want allow by the options rule", v.Decision, v.Rule)
+	}
+	if v, _ := c.DecidePath("docs/draft/a.md", policy.Read); v.Decision != policy.Ask || !strings.HasPrefix(v.Rule, "project ") {
+		t.Errorf("docs/draft/a.md is %s by %q, want ask by the project rule", v.Decision, v.Rule)
 	}
 }
 
-// TestStackPrecedence: options over project over user, a later options
-// file over an earlier one; settings from the highest layer that sets
-// them.
+// TestStackPrecedence: options over user over project for rules (the
+// project's apply only where no user rule decides), a later options file
+// over an earlier one; settings from the highest layer that sets them.
 func TestStackPrecedence(t *testing.T) {
 	root, home := t.TempDir(), t.TempDir()
 	user := policy.Layer{Kind: policy.LayerUser, File: "user.yaml", Spec: specOf(t, `
 mode: trusted
-command_rules: [{pattern: "make", action: deny}, {pattern: "npm test", action: allow}]
+command_rules: [{pattern: "make", action: allow}, {pattern: "npm test", action: allow}]
 `)}
 	project := policy.Layer{Kind: policy.LayerProject, File: "project.yaml", Spec: specOf(t, `
-command_rules: [{pattern: "make", action: allow}]
+command_rules: [{pattern: "make", action: deny}, {pattern: "npm publish", action: deny}]
 `)}
 	opt1 := policy.Layer{Kind: policy.LayerOptions, File: "a.yaml", Spec: specOf(t, `command_rules: [{pattern: "go test", action: deny}]`)}
 	opt2 := policy.Layer{Kind: policy.LayerOptions, File: "b.yaml", Spec: specOf(t, `command_rules: [{pattern: "go test", action: allow}]`)}
 	c := stackChecker(t, root, home, user, project, opt1, opt2)
-	for cmd, want := range map[string]policy.Decision{"make": policy.Allow, "npm test": policy.Allow, "go test ./...": policy.Allow} {
+	for cmd, want := range map[string]policy.Decision{"make": policy.Allow, "npm test": policy.Allow, "go test ./...": policy.Allow, "npm publish": policy.Deny} {
 		if v, _ := c.DecideCommand(cmd, root); v.Decision != want {
 			t.Errorf("%s: %s by %q, want %s", cmd, v.Decision, v.Rule, want)
 		}
@@ -124,6 +128,10 @@ func TestStackProjectMayNotLoosen(t *testing.T) {
 		{"writable: [\"id_rsa\"]", "writable[0]"},
 		{"readable: [\"../sibling/x\"]", "readable[0]"},
 		{"writable: [build/]", "writable[0]"},
+		{"writable: [./build]", "writable[0]"},
+		{"readable: [docs/api]", "readable[0]"},
+		{"path_rules: [{pattern: \"./src\", action: allow}]", "path_rules[0]"},
+		{"command_rules: [{pattern: make, action: allow}]", "command_rules[0]"},
 		{"path_rules: [{pattern: \"~/.aws\", action: allow}]", "path_rules[0]"},
 		{"policy: {write: allow, allow_shell: true}", "policy"},
 	} {
@@ -138,8 +146,8 @@ func TestStackProjectMayNotLoosen(t *testing.T) {
 			t.Errorf("%s: %q does not name the layer, file and %s", tc.yaml, err, tc.field)
 		}
 	}
-	for _, ok := range []string{"mode: readonly", "denied_paths: [secrets]", "writable: [./build]", "readable: [docs/api]",
-		"path_rules: [{pattern: \"~/.aws\", action: deny}]", "command_rules: [{pattern: \"npm test\", action: allow}]", "network: none"} {
+	for _, ok := range []string{"mode: readonly", "mode: coding", "denied_paths: [secrets]", "path_rules: [{pattern: \"docs/\", action: ask}]",
+		"path_rules: [{pattern: \"~/.aws\", action: deny}]", "command_rules: [{pattern: \"npm publish\", action: ask}]", "network: none"} {
 		l := policy.Layer{Kind: policy.LayerProject, File: "p.yaml", Spec: specOf(t, ok)}
 		if _, err := (policy.Stack{l}).Build(); err != nil {
 			t.Errorf("%s: %v", ok, err)
@@ -197,5 +205,52 @@ func TestLoadStack(t *testing.T) {
 	_, err = policy.LoadStack(nil, root, home, true)
 	if err == nil || !strings.Contains(err.Error(), "project policy "+proj) || !strings.Contains(err.Error(), ":2:") {
 		t.Errorf("broken project file: %v, want the layer, file and line 2", err)
+	}
+}
+
+// TestStackProjectOnlyRestricts: a project's mode is a ceiling (it cannot
+// turn a user's readonly or explicit policy back into coding), and its
+// rules never beat a user's (found by an attack review).
+func TestStackProjectOnlyRestricts(t *testing.T) {
+	root, home := t.TempDir(), t.TempDir()
+	proj := policy.Layer{Kind: policy.LayerProject, File: "r/.cordon/policy.yaml", Spec: specOf(t, "mode: coding\npath_rules: [{pattern: \"~/.aws\", action: ask}]\ncommand_rules: [{pattern: curl, action: ask}]\n")}
+	user := policy.Layer{Kind: policy.LayerUser, File: "u.yaml", Spec: specOf(t, "mode: readonly\ndenied_paths: [\"~/.aws\"]\n")}
+	c := stackChecker(t, root, home, user, proj)
+	p := c.Policy()
+	if p.Write != policy.Deny || p.AllowShell || p.ReadOutside != policy.Deny {
+		t.Errorf("write %s shell %v read_outside %s: the project's coding loosened the user's readonly", p.Write, p.AllowShell, p.ReadOutside)
+	}
+	if v, _ := c.DecidePath(filepath.Join(home, ".aws", "credentials"), policy.Read); v.Decision != policy.Deny {
+		t.Errorf("~/.aws: %s by %q; the user's deny must beat the project's ask", v.Decision, v.Rule)
+	}
+	// The twin: a user in trusted mode gets the project's coding ceiling.
+	user2 := policy.Layer{Kind: policy.LayerUser, File: "u.yaml", Spec: specOf(t, "mode: trusted\n")}
+	c = stackChecker(t, root, home, user2, proj)
+	if p := c.Policy(); p.ShellDefault != policy.Ask || p.ReadOutside != policy.Ask {
+		t.Errorf("shell_default %s read_outside %s; the project's coding is a ceiling over trusted", p.ShellDefault, p.ReadOutside)
+	}
+	if v, _ := c.DecideCommand("curl x", root); v.Decision != policy.Ask {
+		t.Errorf("curl: %s; the project asks", v.Decision)
+	}
+}
+
+// TestStackNetworkDenyKept: every layer's network.deny holds under the
+// allow-list (a user's deny was dropped when options chose the list).
+func TestStackNetworkDenyKept(t *testing.T) {
+	user := policy.Layer{Kind: policy.LayerUser, File: "u.yaml", Spec: specOf(t, "network: {allow: [\"*.example.com\"], deny: [evil.example.com]}\n")}
+	opts := policy.Layer{Kind: policy.LayerOptions, File: "o.yaml", Spec: specOf(t, "network: {allow: [\"*.example.com\"]}\n")}
+	p, err := policy.Stack{user, opts}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := policy.NewChecker(p, t.TempDir(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := c.DecideHost("evil.example.com", 443); v.Decision != policy.Deny {
+		t.Errorf("evil.example.com: %s; the user's deny must hold", v.Decision)
+	}
+	if v, _ := c.DecideHost("ok.example.com", 443); v.Decision != policy.Allow {
+		t.Errorf("ok.example.com: %s; twin", v.Decision)
 	}
 }

@@ -1122,6 +1122,7 @@ func (dv *derivation) profileRules() []Rule {
 		pt := r.Pattern
 		pr := Rule{
 			Source:  r.Source,
+			List:    r.List,
 			Pattern: pt.String(),
 			Literal: pt.Literal(),
 			Action:  r.Action,

@@ -248,6 +248,9 @@ type Defaults struct {
 type Rule struct {
 	// Source is the rule's name: `denied_paths[0]`, `protect[3]`.
 	Source string `json:"source"`
+	// List is the policy list the rule comes from ("protect", ...):
+	// classify rules by List, never by Source (which may name a layer).
+	List string `json:"-"`
 	// Pattern is the pattern as written.
 	Pattern string `json:"pattern"`
 	// Form is "absolute", "relative" or "name".

@@ -76,6 +76,9 @@ func buildLayers(c *config, spec *policy.Spec) (*policy.Policy, string, error) {
 	}
 	if c.explicit != nil {
 		p.CommandDecider = c.explicit.CommandDecider
+		if c.explicit.Secrets != nil {
+			p.Secrets = append([]string{}, c.explicit.Secrets...)
+		}
 	}
 	return p, presetName(p), nil
 }

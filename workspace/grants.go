@@ -180,7 +180,9 @@ func commandScope(root, cwd, command string, v *policy.CommandVerdict) grantScop
 		if sv.Dynamic != "" || len(sv.Words) == 0 {
 			return nil
 		}
-		k := strings.Join(sv.Words, "\x00") + "\x01" + cwd + "\x01" + strings.Join(files, "\x00")
+		// The text as written is part of the key: assignments (PATH=./bin
+		// ls, BASH_ENV=...) are not among the words.
+		k := sv.Text + "\x01" + strings.Join(sv.Words, "\x00") + "\x01" + cwd + "\x01" + strings.Join(files, "\x00")
 		c.segs = append(c.segs, k)
 		c.shown = append(c.shown, strings.Join(sv.Words, " "))
 		c.words = append(c.words, sv.Words)
@@ -211,24 +213,17 @@ const (
 	maxHashedTotal = 32 << 20
 )
 
-// interpreters are the programs that run a file or their input as code.
-var interpreters = map[string]bool{
-	"sh": true, "bash": true, "dash": true, "zsh": true, "ksh": true, "fish": true, "source": true, ".": true,
-	"python": true, "python3": true, "node": true, "deno": true, "bun": true, "perl": true, "ruby": true, "php": true,
-	"lua": true, "Rscript": true, "osascript": true, "awk": true, "make": true, "eval": true, "exec": true,
-}
-
-// namedFiles returns "path resolved sha256" for the files command may run:
-// every word naming an executable regular file, and, when any word names
-// an interpreter (sh, python3, node, make, ...; see interpreters), every
-// word or redirection target naming a regular file (relative to cwd,
-// symbolic links followed). So a session grant for "./build.sh",
-// `sh "build.sh"`, "sh < build.sh" or "cat build.sh | sh" does not survive
-// a change of the file: the agent could rewrite it and run anything under
-// the same approval. A bare word also covers a program of that name in
-// the root's .venv/bin or venv/bin, which the workspace puts first on
-// PATH when it holds a python. The words are the shell's own after quote
-// removal (mvdan.cc/sh parses the command).
+// namedFiles returns "path resolved sha256" for the files command names:
+// every word and input redirection naming a regular file (relative to
+// cwd, symbolic links followed), whatever the program (an interpreter
+// list was incomplete: python3.11, perl5.36, mawk). So a session grant for
+// "./build.sh", `sh "build.sh"`, "sh < build.sh" or "cat build.sh | sh"
+// does not survive a change of the file: the agent could rewrite it and
+// run anything under the same approval. Output redirection targets are
+// not hashed (the command writes them). A bare word also covers a
+// program of that name in the root's .venv/bin or venv/bin, which the
+// workspace puts first on PATH when it holds a python. The words are the
+// shell's own after quote removal (mvdan.cc/sh parses the command).
 //
 // ok is false when the command cannot be covered by content: it does not
 // parse, or a word's value is known only when it runs (a parameter,
@@ -241,13 +236,9 @@ func namedFiles(root, cwd, command string) (out []string, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	interp := false
-	for _, w := range words {
-		interp = interp || interpreters[filepath.Base(w)]
-	}
 	var total int64
 	add := func(p string) bool {
-		sum, n, ok := hashScript(p, !interp)
+		sum, n, ok := hashScript(p)
 		if !ok {
 			return true
 		}
@@ -292,6 +283,22 @@ func literalWords(command string) ([]string, bool) {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		if !ok {
 			return false
+		}
+		if r, isRedir := n.(*syntax.Redirect); isRedir {
+			switch r.Op {
+			case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut, syntax.DplOut:
+				// Written by the command, not run: must be known, is not hashed.
+				if r.Word != nil {
+					if _, lit := wordValue(r.Word); !lit {
+						ok = false
+					}
+				}
+				if r.Hdoc != nil {
+					return true
+				}
+				return false
+			}
+			return true
 		}
 		w, isWord := n.(*syntax.Word)
 		if !isWord {
@@ -340,14 +347,14 @@ func wordValue(w *syntax.Word) (string, bool) {
 }
 
 // hashScript returns the resolved path and SHA-256 of p, and its size,
-// when p is a regular file, executable if executableOnly (symbolic links followed: where a link points
+// when p is a regular file (symbolic links followed: where a link points
 // is part of what was approved, the agent can repoint it); ok is false
 // when p is not one (a missing file, a directory), and sum is "" when the
 // file is too large to hash. Files outside the root are hashed too (the
 // agent may be able to write there). It never blocks: the file is opened
 // with O_NONBLOCK (a FIFO swapped in would otherwise hang the ask) and
 // checked on the open descriptor.
-func hashScript(p string, executableOnly bool) (sum string, size int64, ok bool) {
+func hashScript(p string) (sum string, size int64, ok bool) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", 0, false
@@ -358,7 +365,7 @@ func hashScript(p string, executableOnly bool) (sum string, size int64, ok bool)
 	}
 	defer f.Close()
 	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() || (executableOnly && st.Mode().Perm()&0o111 == 0) {
+	if err != nil || !st.Mode().IsRegular() {
 		return "", 0, false
 	}
 	if st.Size() > maxHashed {

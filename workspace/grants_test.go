@@ -133,3 +133,45 @@ func TestSessionGrantOnce(t *testing.T) {
 	assert.Equal(t, 2, a.count())
 	assert.True(t, slices.Contains(a.last().Scopes, workspace.ScopeOnce))
 }
+
+// TestSessionGrantKeyHoles: a session grant does not cover a command
+// with other assignments (PATH=./bin ls ran an agent-written ls), nor a
+// changed file run by an interpreter the key did not know (python3.11,
+// mawk). Found by an attack review.
+func TestSessionGrantKeyHoles(t *testing.T) {
+	root := t.TempDir()
+	a := &recordingAsker{scope: workspace.ScopeSession}
+	ws, err := workspace.Local(root, workspace.WithAsker(a.ask))
+	require.NoError(t, err)
+	s, err := ws.Open(t.Context())
+	require.NoError(t, err)
+	defer s.Close()
+	run := func(cmd string) {
+		t.Helper()
+		_, err := s.Run(t.Context(), cmd, "", 0)
+		require.NoError(t, err, cmd)
+	}
+	run("ls")
+	n := a.count()
+	run("ls")
+	require.Equal(t, n, a.count(), "control: covered")
+	run("PATH=./bin:/usr/bin ls")
+	assert.Equal(t, n+1, a.count(), "an assignment is part of what was approved")
+
+	script := filepath.Join(root, "b.awk")
+	require.NoError(t, os.WriteFile(script, []byte("BEGIN { print 1 }\n"), 0o644))
+	run("mawk -f b.awk")
+	n = a.count()
+	run("mawk -f b.awk")
+	require.Equal(t, n, a.count(), "control: covered while unchanged")
+	require.NoError(t, os.WriteFile(script, []byte("BEGIN { print 2 }\n"), 0o644))
+	run("mawk -f b.awk")
+	assert.Equal(t, n+1, a.count(), "a changed file asks again, whatever the program")
+
+	// Output redirection targets are not pinned: writing them does not
+	// void the grant.
+	run("date > out.txt")
+	n = a.count()
+	run("date > out.txt")
+	assert.Equal(t, n, a.count(), "an output file's new content does not ask again")
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -79,33 +80,44 @@ func (s *Session) osRefusals(stderr, dir string) []Refusal {
 			if p == "" || p == "." || p == ".." {
 				continue
 			}
-			if !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+			if len(p) > 1024 {
+				continue
+			}
+			switch {
+			case strings.HasPrefix(p, "~/") && s.ws.Home() != "":
+				p = filepath.Join(s.ws.Home(), p[2:])
+			case strings.HasPrefix(p, "~"):
+				continue
+			case !filepath.IsAbs(p):
 				p = filepath.Join(dir, p)
 			}
-			rv, err := s.ws.checker.DecidePath(p, policy.Read)
-			if err != nil {
+			p = filepath.Clean(p)
+			if strings.HasPrefix(p, "/proc/") || strings.HasPrefix(p, "/dev/") || strings.HasPrefix(p, "/sys/") {
 				continue
 			}
-			wv, err := s.ws.checker.DecidePath(p, policy.Write)
-			if err != nil {
-				continue
-			}
-			v, op, reason := rv, "read", pathReason(rv)
+			// Judged as written, never resolved on the host: the text is
+			// the command's, and resolving it would tell the command what
+			// the host's links point to.
+			rv := s.ws.checker.DecideResolved(p, policy.Read)
+			wv := s.ws.checker.DecideResolved(p, policy.Write)
+			v, op := rv, "read"
 			switch {
 			case writes || rv.Decision == policy.Allow:
-				v, op, reason = wv, "write", pathReason(wv)
+				v, op = wv, "write"
 			case wv.Decision != policy.Allow:
-				// Refused both ways, and the message does not say which
-				// it tried.
-				op, reason = "access", pathReason(rv)+"; "+pathReason(wv)
+				op = "access" // refused both ways; the message does not say which
 			}
 			key := v.Path + "\x00" + op
 			if v.Decision == policy.Allow || seen[key] {
 				continue
 			}
 			seen[key] = true
+			what := "the policy denies it"
+			if v.Decision == policy.Ask {
+				what = "it needs the user's approval"
+			}
 			out = append(out, Refusal{Source: "os", Op: op, Target: display(v), Rule: v.Rule,
-				Detail: fmt.Sprintf("the sandbox refused it (%s): %s", errText, reason)})
+				Detail: fmt.Sprintf("the sandbox refused it (%s): %s", errText, what)})
 			if len(out) >= maxOSRefusals {
 				break
 			}
@@ -125,16 +137,28 @@ func refusalNotice(rs []Refusal) string {
 	for _, r := range rs {
 		fmt.Fprintf(&b, "- %s %s", r.Source, r.Op)
 		if r.Target != "" {
-			b.WriteString(" " + r.Target)
+			// Quoted: a path comes from the command's own output.
+			b.WriteString(" " + strconv.Quote(clip(r.Target, 200)))
 		}
 		if r.Rule != "" {
-			fmt.Fprintf(&b, " (rule: %s)", r.Rule)
+			fmt.Fprintf(&b, " (rule: %s)", oneLineText(r.Rule))
 		}
 		if r.Detail != "" {
-			b.WriteString(": " + r.Detail)
+			b.WriteString(": " + oneLineText(r.Detail))
 		}
 		b.WriteByte('\n')
 	}
 	b.WriteString("Do not retry these or work around them: the policy refuses them. If the task needs one, ask the user to grant it (a path rule, network.allow, or approving the command).")
 	return b.String()
+}
+
+// oneLineText replaces control characters (a newline in a file name the
+// guard reports) so that a refusal stays one line.
+func oneLineText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, clip(s, 500))
 }

@@ -5,7 +5,6 @@ package bwrap
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
@@ -258,7 +257,7 @@ func assess(pl *plan, pr *policyderive.Profile) {
 		Detail: "a PID namespace: when the command's shell exits or is killed, bwrap's init and every process of the sandbox die with it (--die-with-parent), double-forked daemons included"})
 	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: string(executor.ControlProcInfo),
 		Detail: "a fresh /proc of the sandbox's PID namespace: host processes are not listed"})
-	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return strings.HasPrefix(r.Source, "protect[") }) {
+	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return r.List == "protect" }) {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: policyderive.ControlProtect,
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}

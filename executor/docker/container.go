@@ -354,7 +354,7 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
 			Detail: "network mode " + sp.network + " (the policy grants full network access)"})
 	}
-	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return strings.HasPrefix(r.Source, "protect[") }) {
+	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return r.List == "protect" }) {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: policyderive.ControlProtect,
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}

@@ -134,7 +134,7 @@ func New(opts Options) (*Guard, error) {
 	opts.MaxCopyBytes = cmp.Or(opts.MaxCopyBytes, DefaultMaxCopyBytes)
 	g := &Guard{opts: opts, log: cmp.Or(opts.Logger, slog.Default()), cache: newCache()}
 	for _, r := range opts.Checker.Rules() {
-		if strings.HasPrefix(r.Source, "protect[") && !r.Pattern.Never() {
+		if r.List == "protect" && !r.Pattern.Never() {
 			g.rules = append(g.rules, r)
 		}
 	}
