@@ -37,6 +37,12 @@ missing_for_test() {
 	# asked for only when missing: some node builds ship it inside nodejs.
 	have node || echo "nodejs:landlock"
 	have npm || echo "npm:landlock"
+	# workspace's scripted agent session (TestPromptCount) and violation
+	# report (TestViolationReport) run ordinary tools in the sandboxes.
+	have git || echo "git:landlock"
+	have make || echo "make:landlock"
+	have file || echo "file:landlock"
+	[ -x /usr/bin/python3 ] || echo "python3:landlock"
 }
 
 case "$what" in
@@ -47,7 +53,7 @@ test)
 	fi
 	missing="$(missing_for_test | sort -u)"
 	if [ -z "$missing" ]; then
-		log "provision: bubblewrap, dockerd, static busybox, setpriv, strace and dash are present"
+		log "provision: bubblewrap, dockerd, static busybox, setpriv, strace, dash, node, git, make, file and python3 are present"
 		exit 0
 	fi
 	pkgs="$(printf '%s\n' "$missing" | cut -d: -f1 | sort -u | tr '\n' ' ')"

@@ -37,6 +37,7 @@ func newDockerX(t *testing.T) executor.Executor {
 // notice for the model; the allowed twin reports nothing. Effects are
 // checked from outside.
 func TestViolationReport(t *testing.T) {
+	requireTools(t, "/usr/bin/python3")
 	for _, b := range []struct {
 		name string
 		x    func(t *testing.T) executor.Executor
@@ -55,7 +56,7 @@ func TestViolationReport(t *testing.T) {
 			require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), []byte("TOKEN=report-secret\n"), 0o644))
 			require.NoError(t, os.WriteFile(filepath.Join(root, "notes.md"), []byte("notes\n"), 0o644))
 			ws, err := workspace.Local(root, workspace.WithHome(home), workspace.WithExecutor(b.x(t)),
-				workspace.WithDeniedPaths(".env*"),
+				workspace.WithDeniedPaths(".env*"), workspace.WithEnv(map[string]string{"PATH": "/usr/bin:/bin"}),
 				workspace.WithCommandRules(policy.CommandRule{Pattern: "python3", Action: policy.Allow}), workspace.WithApprover(allowAll))
 			require.NoError(t, err)
 			s, err := ws.Open(t.Context())

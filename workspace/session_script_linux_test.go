@@ -82,6 +82,7 @@ var gitIdentity = []string{"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@exam
 // TestPromptCount -v`.
 func TestPromptCount(t *testing.T) {
 	require.GreaterOrEqual(t, len(agentSession), 60)
+	requireTools(t, "git", "make", "file", "/usr/bin/python3")
 	type config struct {
 		name string
 		x    func(t *testing.T) executor.Executor
@@ -145,4 +146,15 @@ func cut(kv string) (string, string, bool) {
 		}
 	}
 	return kv, "", false
+}
+
+// requireTools skips the test, saying why, when a program the scripted
+// commands run is missing (make test provisions them).
+func requireTools(t *testing.T, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err != nil {
+			t.Skipf("%s is not installed here (make test provisions it): %v", n, err)
+		}
+	}
 }
