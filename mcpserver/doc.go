@@ -39,8 +39,11 @@
 // (an operation the policy marks ask) is put to the user of the client
 // that made the call, as a form elicitation naming what is asked, why, and
 // for a command which paths approving adds; the answers are allow_once,
-// allow_session (this exact request again, until the connection ends;
-// never persisted) and deny. A client that declared no elicitation gets
+// allow_session (a session grant of the connection's workspace session,
+// covering what workspace.ApprovalRequest.Covers says), allow_always (the
+// same, and the covering allow rule written to the user policy file, when
+// the workspace has an approval store) and deny; a scope the request does
+// not offer is not in the form. A client that declared no elicitation gets
 // Config.OnAsk: AskDeny (the default) refuses with a message for the
 // model to relay to the user, AskAllow approves. Network asks (the
 // allow-list proxy's network.unknown: ask) reach the client of the

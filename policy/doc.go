@@ -108,4 +108,20 @@
 // shell profiles, editor settings, MCP config (DefaultProtected). They are
 // ordinary rules (`protect[i]`) placed before path_rules, so explanations
 // show them; normal git use (objects, refs, index) keeps working.
+// `.cordon`, which holds the project policy layer, is one of them.
+//
+// # Layers
+//
+// A Stack builds one Policy from layers: managed (an organisation's
+// file), options (what the user chose for this run), user
+// (UserPolicyPath) and project (ProjectPolicyPath in the root). Rules are
+// combined in the order managed, options, user, project and the first
+// match decides; settings come from the highest of options and user that
+// sets them; the managed layer's decisions and network are ceilings, its
+// rules come first, and the project layer (it arrives with the
+// repository) may only restrict: its mode is a ceiling and every allow is
+// an error. Rule names then carry their layer and file (Policy.Origins);
+// code that must tell rules apart uses Rule.List, never the name.
+// LoadStack reads the standard files; one that exists but does not load is
+// an error naming the layer, file and line.
 package policy

@@ -31,11 +31,42 @@
 // Every file operation and every command is judged by the policy first;
 // the workspace re-derives nothing itself. A deny is a *policy.DeniedError
 // (errors.Is(err, fs.ErrPermission)) that names the rule and carries the
-// reason the model should read. An ask calls the Approver given with
-// WithApprover with an *ApprovalRequest (the op, the path or the command
-// and its verdict); a refusal, or an ask with no approver, is a
+// reason the model should read. An ask calls the Asker given with
+// WithAsker (or the Approver of WithApprover, whose answers hold once)
+// with an *ApprovalRequest (the op, the path or the command and its
+// verdict); a refusal, or an ask with no approver, is a
 // *policy.DeniedError with Decision policy.Ask ("needs approval").
-// Approvals are per call and not remembered. When a command is approved,
+//
+// The waterfall, first step that decides: the policy's rules (of every
+// layer, WithPolicyLayers: a managed layer's deny and ask rules first),
+// a deny, the session's grants, the sandbox's auto-allow, the policy's
+// allow, then the asker. Scoped answers (Answer.Scope): ScopeOnce;
+// ScopeSession, remembered by the Session and covering exactly
+// ApprovalRequest.Covers — each asking command segment as written, in the
+// same directory, while every file the command names keeps its content
+// (hashed with SHA-256 when it asks; output redirections excepted; a
+// command with words known only at run time is never covered), a
+// resolved path and op for one tool, a host and port; ScopeAlways, which
+// also appends the covering allow rule to the user policy file
+// (WithApprovalStore; gopkg.in/yaml.v3's node API keeps the file's
+// comments). Session grants end with the session.
+//
+// Sandbox auto-allow (WithSandboxAutoAllow, on by default): a command
+// whose only ask is shell_default runs without asking when the session's
+// executor enforces the policy strictly — derived at Open from Describe
+// and from the executor's assessment of this policy (executor.Assessor),
+// never assumed, never with executor.Local, best effort or network full.
+// Gaps only a concurrent process reaches make it exclusive (the run gate,
+// golang.org/x/sync/semaphore: an auto-allowed command runs only while
+// nothing else of the workspace runs, others wait for it). See AutoAllow
+// and the README for what it trades.
+//
+// Run's result carries a violation report (RunResult.Refusals, Notice):
+// guard repairs, proxy refusals, and the file accesses the sandbox refused
+// as the command's error output names them, judged as written and never
+// resolved on the host.
+//
+// When a command is approved,
 // its path claims that were asks become policy.Grants in the
 // executor.Request, so an OS sandbox opens exactly those paths for exactly
 // that command; the request also carries the Policy, Root and Home, and
