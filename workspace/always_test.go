@@ -20,13 +20,7 @@ import (
 // command or one that names a file.
 func TestApprovalAlways(t *testing.T) {
 	t.Setenv("XDG_CONFIG_HOME", "")
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	root, home := filepath.Join(base, "root"), filepath.Join(base, "home")
-	notes := filepath.Join(home, "notes")
-	require.NoError(t, os.MkdirAll(root, 0o755))
-	require.NoError(t, os.MkdirAll(notes, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(notes, "a.txt"), []byte("note a\n"), 0o644))
+	root, home, notes := notesFixture(t)
 	require.NoError(t, os.WriteFile(filepath.Join(root, "build.sh"), []byte("echo hi\n"), 0o755))
 	userFile := filepath.Join(home, ".config", "cordon", "policy.yaml")
 	require.NoError(t, os.MkdirAll(filepath.Dir(userFile), 0o700))

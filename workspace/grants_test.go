@@ -46,13 +46,7 @@ func (a *recordingAsker) last() *workspace.ApprovalRequest {
 // the same path and op for the same tool (a read grant is not a write
 // grant), and it ends with the session.
 func TestSessionGrantScope(t *testing.T) {
-	base, err := filepath.EvalSymlinks(t.TempDir())
-	require.NoError(t, err)
-	root, home := filepath.Join(base, "root"), filepath.Join(base, "home")
-	notes := filepath.Join(home, "notes")
-	require.NoError(t, os.MkdirAll(root, 0o755))
-	require.NoError(t, os.MkdirAll(notes, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(notes, "a.txt"), []byte("note a\n"), 0o644))
+	root, home, notes := notesFixture(t)
 	a := &recordingAsker{scope: workspace.ScopeSession}
 	ws, err := workspace.Local(root, workspace.WithHome(home), workspace.WithAsker(a.ask),
 		workspace.WithPathRules(policy.PathRule{Pattern: "~/notes", Action: policy.Ask}))
@@ -174,4 +168,17 @@ func TestSessionGrantKeyHoles(t *testing.T) {
 	n = a.count()
 	run("date > out.txt")
 	assert.Equal(t, n, a.count(), "an output file's new content does not ask again")
+}
+
+// notesFixture makes a root and a home with ~/notes/a.txt.
+func notesFixture(t *testing.T) (root, home, notes string) {
+	t.Helper()
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	root, home = filepath.Join(base, "root"), filepath.Join(base, "home")
+	notes = filepath.Join(home, "notes")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.MkdirAll(notes, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(notes, "a.txt"), []byte("note a\n"), 0o644))
+	return root, home, notes
 }
