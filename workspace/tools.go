@@ -282,7 +282,7 @@ func (s *Session) toolDefs() []toolDef {
 	defs = append(defs, toolDef{
 		tool: Tool{
 			Name: ToolShell,
-			Description: fmt.Sprintf("Run a shell command with /bin/sh -c in the workspace root (or cwd) and wait for it. Returns exit_code, stdout and stderr (each at most %d bytes, head and tail kept). Default and maximum timeout %d seconds. For servers and watchers use spawn_process.",
+			Description: fmt.Sprintf("Run a shell command with /bin/sh -c in the workspace root (or cwd) and wait for it. Returns exit_code, stdout and stderr (each at most %d bytes, head and tail kept). Default and maximum timeout %d seconds. For servers and watchers use spawn_process. When the command needs approval the user may allow it once, for this session or always; refusals and files the sandbox refused are listed in refusals and notice: do not retry those, ask the user.",
 				limits.MaxShellOutputChars, int(s.ws.shellTimeout/time.Second)),
 			InputSchema: object(map[string]*schema{
 				"command":         nonEmpty("The command line."),
