@@ -12,8 +12,9 @@ import (
 // LayerKind is the place of a policy layer in a Stack.
 type LayerKind uint8
 
-// The layer kinds, from the highest precedence to the lowest. The
-// managed layer is also a ceiling: see Stack.
+// The layer kinds. Their precedence, highest first, is managed, options,
+// user, project (see Stack); the managed and project layers' settings are
+// also ceilings.
 const (
 	// LayerManaged is an organisation's policy (typically root-owned,
 	// ManagedPolicyPath): no other layer, mode or approval weakens it.
@@ -23,7 +24,8 @@ const (
 	LayerOptions
 	// LayerProject is the policy file in the workspace root
 	// (ProjectPolicyPath); it arrives with the repository, so it may only
-	// add restrictions and allow what stays inside the root.
+	// restrict: its rules come last, its mode and network are ceilings,
+	// and it may not allow.
 	LayerProject
 	// LayerUser is the user's own policy (UserPolicyPath).
 	LayerUser
@@ -58,7 +60,7 @@ type Layer struct {
 }
 
 // Stack is a policy built from layers. Precedence, highest first:
-// managed, options, project, user; layers of one kind keep their order,
+// managed, options, user, project; layers of one kind keep their order,
 // the later one higher (a later --policy file overrides an earlier one).
 //
 //   - Rules (denied_paths, path_rules, readable, writable, command_rules)
@@ -451,7 +453,7 @@ func LoadStack(files []string, root, home string, defaults bool) (Stack, error) 
 // "managed /etc/cordon/policy.yaml, options p.yaml".
 func (s Stack) Describe() string {
 	var parts []string
-	for k := LayerManaged; k <= LayerUser; k++ {
+	for _, k := range ruleOrder {
 		for i := len(s) - 1; i >= 0; i-- {
 			if s[i].Kind == k {
 				parts = append(parts, k.String()+" "+s[i].File)

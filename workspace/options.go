@@ -248,7 +248,7 @@ func WithAsker(a Asker) Option {
 }
 
 // WithPolicyLayers builds the policy from layers (policy.Stack: managed,
-// options, project, user; see policy.LoadStack for the standard files).
+// options, user, project; see policy.LoadStack for the standard files).
 // The policy options of this workspace (WithMode, the shorthands,
 // WithPolicy) form one more options layer above the given options
 // layers. The managed layer's rules come first and its decisions are
