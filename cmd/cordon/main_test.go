@@ -327,13 +327,10 @@ func TestSignalsReap(t *testing.T) {
 	}
 }
 
-// TestBrokenPipeReaps: a client that stops reading and closes its end of
-// cordon's stdout (stdin still open) makes cordon's next write fail; it
-// must then reap its processes and exit, not die of SIGPIPE with them
-// left running.
-func TestBrokenPipeReaps(t *testing.T) {
-	requireLandlock(t)
-	r := startRaw(t, newTree(t).args("landlock", "--on-ask", "allow")...)
+// spawnSleep initializes the session on r and starts `sleep 1000` in the
+// background; it returns the process's pid.
+func spawnSleep(t *testing.T, r *rawServer) float64 {
+	t.Helper()
 	r.send(t, initialize)
 	r.recv(t)
 	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -343,6 +340,17 @@ func TestBrokenPipeReaps(t *testing.T) {
 	sc, _ := res["structuredContent"].(map[string]any)
 	pid, _ := sc["pid"].(float64)
 	require.NotZero(t, pid, "%v", m)
+	return pid
+}
+
+// TestBrokenPipeReaps: a client that stops reading and closes its end of
+// cordon's stdout (stdin still open) makes cordon's next write fail; it
+// must then reap its processes and exit, not die of SIGPIPE with them
+// left running.
+func TestBrokenPipeReaps(t *testing.T) {
+	requireLandlock(t)
+	r := startRaw(t, newTree(t).args("landlock", "--on-ask", "allow")...)
+	pid := spawnSleep(t, r)
 	require.NoError(t, syscall.Kill(int(pid), 0), "control: the process runs")
 
 	require.NoError(t, r.outPipe.Close(), "the client stops reading")
@@ -517,15 +525,7 @@ func TestEOFDuringCall(t *testing.T) {
 	requireLandlock(t)
 	tr := newTree(t)
 	r := startRaw(t, tr.args("landlock", "--on-ask", "allow")...)
-	r.send(t, initialize)
-	r.recv(t)
-	r.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	r.send(t, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"spawn_process","arguments":{"command":"sleep 1000"}}}`)
-	m := r.recv(t)
-	res, _ := m["result"].(map[string]any)
-	sc, _ := res["structuredContent"].(map[string]any)
-	bg, _ := sc["pid"].(float64)
-	require.NotZero(t, bg, "%v", m)
+	bg := spawnSleep(t, r)
 	r.send(t, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shell","arguments":{"command":"echo $$ > fg.pid; exec sleep 1000"}}}`)
 	var fg int
 	for range 200 {
