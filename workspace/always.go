@@ -29,7 +29,9 @@ type persistable interface {
 }
 
 func (c *cmdScope) rules() ([]policy.CommandRule, []policy.PathRule, bool) {
-	if c.named || len(c.claims) > 0 || len(c.words) == 0 {
+	// A rule matches the words after assignments and wrappers: written
+	// for "PATH=./bin ls" it would allow every ls, more than was asked.
+	if c.named || !c.plain || len(c.claims) > 0 || len(c.words) == 0 {
 		return nil, nil, false
 	}
 	var out []policy.CommandRule

@@ -43,8 +43,9 @@ func TestApprovalAlways(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, a.last().Scopes, workspace.ScopeAlways)
 
-	// Not offered: a dynamic command, a command naming a file.
-	for _, cmd := range []string{`x=status; git "$x"`, "sh build.sh"} {
+	// Not offered: a dynamic command, a command naming a file, one with an
+	// assignment or a wrapper (a rule would cover the bare command).
+	for _, cmd := range []string{`x=status; git "$x"`, "sh build.sh", "PATH=/usr/bin:/bin git log -n 1", "env git log -n 2"} {
 		_, err = s.Run(ctx, cmd, "", 0)
 		require.NoError(t, err)
 		assert.NotContains(t, a.last().Scopes, workspace.ScopeAlways, cmd)

@@ -125,11 +125,13 @@ func (h hostScope) describe() string              { return "connections to " + h
 // for "sh build.sh" does not survive a change of build.sh), and each
 // asking path claim by its path and op.
 type cmdScope struct {
-	segs   []string   // keys
-	shown  []string   // the segments' words, for describe
-	words  [][]string // the segments' words, for an "always" rule
-	named  bool       // the command names files: no "always" rule
-	claims []pathGrant
+	segs  []string   // keys
+	words [][]string // the segments' words, for describe and an "always" rule
+	// named: the command names files; plain: every asking segment is
+	// written as its words alone (no assignment, wrapper or quoting that a
+	// command rule would not see). An "always" rule needs !named && plain.
+	named, plain bool
+	claims       []pathGrant
 }
 
 func (c *cmdScope) covered(g *sessionGrants) bool {
@@ -155,8 +157,8 @@ func (c *cmdScope) record(g *sessionGrants) {
 
 func (c *cmdScope) describe() string {
 	var parts []string
-	for _, s := range c.shown {
-		parts = append(parts, "the command "+strconv.Quote(s)+" with exactly these words (and the same content of the files it names)")
+	for _, ws := range c.words {
+		parts = append(parts, "the command "+strconv.Quote(strings.Join(ws, " "))+" as written (and the same content of the files it names)")
 	}
 	for _, cl := range c.claims {
 		parts = append(parts, "commands' "+cl.op.String()+" of "+cl.path+" and below it")
@@ -172,7 +174,7 @@ func commandScope(root, cwd, command string, v *policy.CommandVerdict) grantScop
 	if !ok {
 		return nil
 	}
-	c := &cmdScope{named: len(files) > 0}
+	c := &cmdScope{named: len(files) > 0, plain: true}
 	for _, sv := range v.Segments {
 		if sv.Decision != policy.Ask {
 			continue
@@ -184,8 +186,8 @@ func commandScope(root, cwd, command string, v *policy.CommandVerdict) grantScop
 		// ls, BASH_ENV=...) are not among the words.
 		k := sv.Text + "\x01" + strings.Join(sv.Words, "\x00") + "\x01" + cwd + "\x01" + strings.Join(files, "\x00")
 		c.segs = append(c.segs, k)
-		c.shown = append(c.shown, strings.Join(sv.Words, " "))
 		c.words = append(c.words, sv.Words)
+		c.plain = c.plain && strings.TrimSpace(sv.Text) == strings.Join(sv.Words, " ")
 	}
 	for _, cl := range v.Claims {
 		cv := cl.Verdict
