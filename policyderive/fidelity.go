@@ -109,6 +109,9 @@ type Element struct {
 	// nothing else of the workspace runs, the control holds. The
 	// workspace's sandbox auto-allow relies on it.
 	Concurrent bool `json:"concurrent,omitempty"`
+	// Layer, in a Kubernetes rendering, names the layer that enforces
+	// the element: LayerPod, LayerSandbox or LayerCluster.
+	Layer string `json:"layer,omitempty"`
 	// Mitigated, when set, says what closed a looser element (for
 	// instance "seccomp filter"): the backend enforces it by other means
 	// and the element no longer counts as looser.
@@ -127,6 +130,9 @@ func (e Element) String() string {
 	}
 	if e.Reason != "" {
 		fmt.Fprintf(&b, " — %s", e.Reason)
+	}
+	if e.Layer != "" {
+		fmt.Fprintf(&b, " [layer: %s]", e.Layer)
 	}
 	if e.Mitigated != "" {
 		fmt.Fprintf(&b, " [mitigated: %s]", e.Mitigated)

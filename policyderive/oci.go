@@ -4,10 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/docker/docker/api/types/mount"
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 )
@@ -178,4 +181,35 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid size %q", s)
 	}
 	return n * mult, nil
+}
+
+// ImageProfile returns pr for an image-mode rendering (OCIMounts without
+// HostSystem, PodSpec): the System paths of p that are not among
+// policy.DefaultSystem (the image provides those) are marked as bound
+// from the host, because an image lacks them (the conformance probe's
+// directory, a user's /opt/tools). pr itself is not changed.
+func ImageProfile(pr *Profile, p *policy.Policy) *Profile {
+	var extra []string
+	defaults := policy.DefaultSystem()
+	for _, s := range p.SystemPaths() {
+		if slices.Contains(defaults, s) || !filepath.IsAbs(s) {
+			continue
+		}
+		r := filepath.Clean(s)
+		if e, err := filepath.EvalSymlinks(r); err == nil {
+			r = e
+		}
+		extra = append(extra, r)
+	}
+	if len(extra) == 0 {
+		return pr
+	}
+	q := *pr
+	q.Read = slices.Clone(pr.Read)
+	for i, a := range q.Read {
+		if a.Source == "system" && abspath.WithinAny(a.Path, extra) {
+			q.Read[i].Source = "system (not a default system path: bound from the host)"
+		}
+	}
+	return &q
 }

@@ -87,7 +87,7 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 	mountpoints.Default.Unlock()
 	rendered := pr
 	if !x.host {
-		rendered = bindExtraSystem(pr, p)
+		rendered = policyderive.ImageProfile(pr, p)
 	}
 	ms, fid := policyderive.OCIMounts(rendered, policyderive.OCIOptions{HostSystem: x.host})
 	ms = x.hostTop(rendered, ms, fid)
@@ -179,36 +179,6 @@ func mountKey(ms []mount.Mount, network string) string {
 	}{ms, network})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
-}
-
-// bindExtraSystem returns pr with the System paths that are not among
-// policy.DefaultSystem (the image provides those) marked as bound from
-// the host: an image lacks them (the conformance probe's directory, a
-// user's /opt/tools).
-func bindExtraSystem(pr *policyderive.Profile, p *policy.Policy) *policyderive.Profile {
-	var extra []string
-	defaults := policy.DefaultSystem()
-	for _, s := range p.SystemPaths() {
-		if slices.Contains(defaults, s) || !filepath.IsAbs(s) {
-			continue
-		}
-		r := filepath.Clean(s)
-		if e, err := filepath.EvalSymlinks(r); err == nil {
-			r = e
-		}
-		extra = append(extra, r)
-	}
-	if len(extra) == 0 {
-		return pr
-	}
-	q := *pr
-	q.Read = slices.Clone(pr.Read)
-	for i, a := range q.Read {
-		if a.Source == "system" && abspath.WithinAny(a.Path, extra) {
-			q.Read[i].Source = "system (not a default system path: bound from the host)"
-		}
-	}
-	return &q
 }
 
 // hostTop adds, for a read grant of "/" (trusted mode), a bind of each

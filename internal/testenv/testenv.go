@@ -14,11 +14,17 @@
 //
 //	CORDON_REQUIRE       backends whose absence fails the tests: a comma- or
 //	                     space-separated list of landlock, bwrap, docker,
-//	                     seatbelt (case-insensitive); empty: nothing required
+//	                     seatbelt, kubernetes (case-insensitive); empty:
+//	                     nothing required
 //	DOCKER_HOST          the private dockerd's socket (unix:///…/build/docker/docker.sock);
 //	                     unset: the Docker client's default
 //	CORDON_DOCKER_IMAGE  a local busybox image imported without any registry
 //	                     (cordon-test/busybox:<digest>); unset: none was built
+//	KUBECONFIG           the private single-node cluster's admin kubeconfig
+//	                     (scripts/kube.sh); unset: no cluster
+//	CORDON_KUBE_IMAGE    the cluster's local test image (busybox and
+//	                     cordon-pod), imported without any registry
+//	CORDON_KUBE_NAMESPACE the namespace the tests use
 //	CORDON_UNPRIVILEGED  "1" in the second run of the kernel-facing packages
 //	                     as uid 65534 (scripts/unpriv.sh); that run passes
 //	                     CORDON_REQUIRE without docker
@@ -57,18 +63,22 @@ const (
 	EnvDockerHost   = "DOCKER_HOST"
 	EnvDockerImage  = "CORDON_DOCKER_IMAGE"
 	EnvUnprivileged = "CORDON_UNPRIVILEGED"
+	EnvKubeconfig   = "KUBECONFIG"
+	EnvKubeImage    = "CORDON_KUBE_IMAGE"
+	EnvKubeNS       = "CORDON_KUBE_NAMESPACE"
 )
 
 // Backend names as CORDON_REQUIRE spells them.
 const (
-	Landlock = "landlock"
-	Bwrap    = "bwrap"
-	Docker   = "docker"
-	Seatbelt = "seatbelt"
+	Landlock   = "landlock"
+	Bwrap      = "bwrap"
+	Docker     = "docker"
+	Seatbelt   = "seatbelt"
+	Kubernetes = "kubernetes"
 )
 
 // Backends returns the backend names CORDON_REQUIRE may contain.
-func Backends() []string { return []string{Landlock, Bwrap, Docker, Seatbelt} }
+func Backends() []string { return []string{Landlock, Bwrap, Docker, Seatbelt, Kubernetes} }
 
 // ErrUnknownBackend is wrapped by [*UnknownBackendError].
 var ErrUnknownBackend = errors.New("unknown backend")
@@ -169,6 +179,13 @@ func DockerHost() string { return os.Getenv(EnvDockerHost) }
 // /bin/sh, /etc/passwd with root and nobody, /tmp) that make test imports
 // without any registry; "" when none was built. Never pull it.
 func DockerImage() string { return os.Getenv(EnvDockerImage) }
+
+// Kube returns the private cluster's kubeconfig, test image and
+// namespace (KUBECONFIG, CORDON_KUBE_IMAGE, CORDON_KUBE_NAMESPACE); the
+// kubeconfig and image are "" when make test brought up no cluster.
+func Kube() (kubeconfig, image, namespace string) {
+	return os.Getenv(EnvKubeconfig), os.Getenv(EnvKubeImage), os.Getenv(EnvKubeNS)
+}
 
 // Root reports whether the test runs with effective uid 0.
 func Root() bool { return os.Geteuid() == 0 }

@@ -1,0 +1,140 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cordon-sandbox/cordon/executor"
+)
+
+// allControls are the controls this backend reports on.
+var allControls = []executor.Control{
+	executor.ControlFSRead, executor.ControlFSWrite, executor.ControlFSNewFiles, executor.ControlFSMetadata,
+	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
+	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
+	executor.ControlHostProcess, executor.ControlKernelObjects, executor.ControlNetAllowList,
+}
+
+// Describe reports what the executor enforces. The pod layer (volumes,
+// security context, the pod's own namespaces) holds on every node; what
+// the sandbox layer enforces depends on the node's kernel, so it is read
+// from cordon-pod describe in the session pod once one runs (the first
+// command). Before that every control the sandbox layer carries is
+// listed as a gap saying so: nothing unverified is claimed.
+func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
+	caps := executor.Capabilities{
+		Backend:    Backend,
+		Sandboxed:  true,
+		Enforced:   []executor.Control{},
+		Gaps:       []executor.Gap{},
+		BestEffort: x.cfg.BestEffort,
+		Info: map[string]string{
+			"server":         x.rest.Host,
+			"server_version": x.server,
+			"namespace":      x.namespace,
+			"image":          x.cfg.Image,
+			"helper":         x.helperPath(),
+			"user":           fmt.Sprintf("%d:%d", x.uid, x.gid),
+			"volumes":        x.volumesInfo(),
+			"session":        "one Job of one pod per executor, created by the first command (TTL 0 after it finishes), replaced when the derived volumes change (the old pod stays while a command runs in it), deleted by Close with grace 0; the pod's PID 1 ends the session when the executor's lease exec ends, so a killed caller leaves no running pod",
+			"pod_layer":      "read-only root file system, every capability dropped, no privilege escalation, seccomp " + x.seccompInfo() + ", no service-account token, no host network, PID or IPC namespace; the root and grants as volumes, masks as read-only or empty volumes",
+			"sandbox_layer":  "every command runs under cordon-pod run: cordon's Landlock and seccomp sandbox, derived from the same policy inside the pod",
+			"network":        "network none: a default-deny NetworkPolicy for the session's pods (enforced only where the CNI enforces NetworkPolicy) and the sandbox layer; network full: the pod network",
+			"requirements":   "RBAC in the namespace: create, get, delete jobs (batch); list, get, delete, deletecollection pods; create pods/exec; create, delete networkpolicies. The node's kernel needs Landlock (5.13+) for the sandbox layer, which refuses every command in strict mode without it",
+		},
+	}
+	if x.cfg.RuntimeClassName != "" {
+		caps.Info["runtime_class"] = x.cfg.RuntimeClassName
+	}
+	inPod := x.sandboxCaps(ctx)
+	if inPod == nil {
+		for _, c := range allControls {
+			caps.Gaps = append(caps.Gaps, executor.Gap{Control: c, Reason: "not verified yet: the in-pod sandbox reports what the node enforces once a session pod runs (after the first command)"})
+		}
+		return caps
+	}
+	for k, v := range inPod.Info {
+		caps.Info["sandbox_"+k] = v
+	}
+	caps.Gaps = append(caps.Gaps, inPod.Gaps...)
+	if _, ok := caps.Gap(executor.ControlNetAllowList); !ok {
+		caps.Gaps = append(caps.Gaps, executor.Gap{Control: executor.ControlNetAllowList, Reason: "no allow-list proxy in the pod yet: network allow-lists are refused in strict mode"})
+	}
+	for _, c := range allControls {
+		if _, ok := caps.Gap(c); !ok {
+			caps.Enforced = append(caps.Enforced, c)
+		}
+	}
+	return caps
+}
+
+func (x *Executor) helperPath() string {
+	if x.cfg.Helper != "" {
+		return x.cfg.Helper
+	}
+	return DefaultHelper
+}
+
+func (x *Executor) seccompInfo() string {
+	if x.cfg.SeccompLocalhost != "" {
+		return "Localhost " + x.cfg.SeccompLocalhost
+	}
+	return "RuntimeDefault"
+}
+
+func (x *Executor) volumesInfo() string {
+	if x.cfg.Claim != "" {
+		return "the claim " + x.cfg.Claim + " holds the workspace root, mounted at the root's path; grants outside the root are not mounted"
+	}
+	return "hostPath: the root and grants are the node's paths, so the pod must run on the caller's machine (a single-node cluster, or a caller on the node)"
+}
+
+// sandboxCaps returns the sandbox layer's capabilities, asked of the
+// current session pod once and kept; nil while no pod runs.
+func (x *Executor) sandboxCaps(ctx context.Context) *executor.Capabilities {
+	x.mu.Lock()
+	if x.inPod != nil {
+		c := x.inPod.Clone()
+		x.mu.Unlock()
+		return &c
+	}
+	s := x.current
+	x.mu.Unlock()
+	if s == nil {
+		return nil
+	}
+	select {
+	case <-s.ready:
+	default:
+		return nil
+	}
+	if s.err != nil || !s.alive() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out, errb strings.Builder
+	if err := s.stream(ctx, []string{x.helperPath(), "describe"}, nil, &out, &errb); err != nil {
+		x.log.Debug("kubernetes executor: cordon-pod describe failed", "err", err, "stderr", errb.String())
+		return nil
+	}
+	var c executor.Capabilities
+	if err := json.Unmarshal([]byte(out.String()), &c); err != nil {
+		return nil
+	}
+	c.Info = maps.Clone(c.Info)
+	if c.Info == nil {
+		c.Info = map[string]string{}
+	}
+	c.Info["best_effort"] = strconv.FormatBool(c.BestEffort)
+	x.mu.Lock()
+	x.inPod = &c
+	x.mu.Unlock()
+	cc := c.Clone()
+	return &cc
+}

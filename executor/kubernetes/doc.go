@@ -1,0 +1,87 @@
+// Package kubernetes runs cordon commands in a Kubernetes pod, sandboxed
+// by the same policy as every other backend, on the cluster's own
+// machinery: a Job of one pod per session, commands by exec, the policy
+// derived into the pod spec (policyderive.PodSpec) and enforced a second
+// time inside the pod by cordon's own Landlock and seccomp sandbox.
+//
+//	x, err := kubernetes.New(kubernetes.Config{Image: "registry.example/cordon-pod:1"})
+//	defer x.Close()                  // deletes the session's Job, pod and NetworkPolicy
+//	res, err := x.Run(ctx, &executor.Request{Command: "go test ./...", ...})
+//
+// It talks to the API server with client-go (k8s.io/client-go: the
+// kubeconfig that clientcmd's loading rules find, or the in-cluster
+// configuration) and runs commands with its remote command API
+// (websocket, falling back to SPDY); nothing here speaks the protocols by
+// hand.
+//
+// # The session pod
+//
+// The first command derives the profile (policyderive.Derive), renders it
+// as a pod spec (policyderive.PodSpec) and creates a Job with one pod,
+// backoffLimit 0 and ttlSecondsAfterFinished 0, labelled LabelManagedBy,
+// LabelExecutor and LabelSession; unless the network is full, a
+// NetworkPolicy owned by the Job denies the session's pods all ingress
+// and egress. The pod spec:
+//
+//   - the workspace root and every grant as volumes at the same path:
+//     hostPath volumes of the node by default (so the node must be the
+//     caller's machine: a single-node cluster, or a caller that runs on
+//     the node), or, with Config.Claim, a PersistentVolumeClaim mounted
+//     at the root (the caller and the pod then share the claim; grants
+//     outside the root are not mounted, and hidden files are left to the
+//     sandbox layer);
+//   - read-only masks as read-only volumes, hidden directories as empty
+//     read-only emptyDirs, hidden files as the node's /dev/null, /tmp as
+//     an emptyDir;
+//   - a read-only root file system, every capability dropped,
+//     allowPrivilegeEscalation false, seccomp RuntimeDefault (or
+//     Config.SeccompLocalhost), runAsUser and runAsGroup the caller's
+//     (runAsNonRoot unless that is root), no service-account token, no
+//     service links, no host network, PID or IPC namespace, grace 0, an
+//     optional runtime class (gVisor) and resource limits.
+//
+// The container's PID 1 is cordon-pod init (cmd/cordon-pod, which must
+// be in the image at Config.Helper). The executor holds a lease on the
+// pod, an exec of cordon-pod lease whose input stays open; when it ends
+// — Close, or the caller's process dies and its connection drops — PID 1
+// exits, the kernel kills every process of the pod, the Job finishes and
+// its TTL deletes it with the pod. A pod whose lease never attached ends
+// itself after DefaultLeaseTimeout.
+//
+// Later commands derive again: when the rendering is the same (a digest
+// of the pod spec), they run in the same pod; when it differs (a denied
+// file appeared, a grant was approved for one command, the policy
+// changed) a new session pod takes over, and the old one is deleted as
+// soon as nothing runs in it.
+//
+// # Defence in depth
+//
+// Many clusters enforce no NetworkPolicy, and a pod spec cannot express
+// everything a policy says (a denied name inside a granted directory
+// that appears while the pod runs, Unix sockets, ...). So each command
+// is an exec of cordon-pod run, which runs it under the landlock
+// executor inside the container — Landlock rules, the seccomp filter and
+// the protected-path guard derived from the same policy — so network
+// none and the file rules hold even where the cluster enforces nothing.
+// The request crosses as one JSON line (package internal/wire); the
+// exec's input stays open, and a kill line, or its end when the
+// connection drops, kills the command's process tree. Timeouts are
+// enforced inside the pod; a cancelled context sends the kill line.
+// Output is bounded inside the pod like every backend's.
+//
+// In strict mode a profile the node cannot enforce is refused with
+// *executor.UnenforceableError, carrying the gaps the sandbox layer
+// reported; the node's kernel needs Landlock. Describe reports the
+// sandbox layer's own description, asked of the session pod (cordon-pod
+// describe) once one runs.
+//
+// # What it needs
+//
+// RBAC in the namespace: jobs (batch) create, get, delete; pods list,
+// get, delete, deletecollection; pods/exec create; networkpolicies
+// (networking.k8s.io) create, delete. An image with a shell, the tools
+// the agent needs and cordon-pod at Config.Helper (built with
+// CGO_ENABLED=0 from cmd/cordon-pod). Network allow-lists
+// (policy.NetworkAllowList) are refused in strict mode: no proxy runs in
+// the pod yet.
+package kubernetes

@@ -1,0 +1,238 @@
+//go:build linux
+
+package kubernetes_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/cordon-sandbox/cordon/conformance"
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/kubernetes"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+var gitEnv = conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null")
+
+// TestConformance runs the shared suite through session pods on the
+// private cluster.
+func TestConformance(t *testing.T) {
+	cfg := kubeConfig(t)
+	conformance.Run(t, func(t *testing.T) executor.Executor { return newExecutor(t, cfg) }, gitEnv)
+}
+
+// client returns a clientset of the test cluster.
+func client(t *testing.T, cfg kubernetes.Config) k8s.Interface {
+	t.Helper()
+	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	require.NoError(t, err)
+	cs, err := k8s.NewForConfig(rc)
+	require.NoError(t, err)
+	return cs
+}
+
+func workspace(t *testing.T) string {
+	t.Helper()
+	root, err := os.MkdirTemp("/var/tmp", "cordon-kube-test-")
+	require.NoError(t, err)
+	root, err = filepath.EvalSymlinks(root)
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(root) })
+	return root
+}
+
+func request(root, command string) *executor.Request {
+	return &executor.Request{Command: command, Dir: root, Root: root, Policy: policy.Coding.Policy(),
+		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Timeout: time.Minute}
+}
+
+// podGone waits until the API has no pod of that name.
+func podGone(t *testing.T, cs k8s.Interface, ns, name string, within time.Duration) bool {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		_, err := cs.CoreV1().Pods(ns).Get(t.Context(), name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	return false
+}
+
+// TestCloseDeletesSession: Close removes the session's pod and Job, seen
+// through the API; while the executor is open, they stay.
+func TestCloseDeletesSession(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	cs := client(t, cfg)
+	root := workspace(t)
+	res, err := x.Run(t.Context(), request(root, "echo hello > out.txt"))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	b, err := os.ReadFile(filepath.Join(root, "out.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "hello\n", string(b), "the command's write reached the host's root")
+	pod := x.PodName()
+	require.NotEmpty(t, pod)
+	ns := x.Namespace()
+	// The twin: the pod stays while the executor is open.
+	time.Sleep(2 * time.Second)
+	p, err := cs.CoreV1().Pods(ns).Get(t.Context(), pod, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "Running", string(p.Status.Phase))
+	assert.Equal(t, x.ID(), p.Labels[kubernetes.LabelExecutor])
+
+	require.NoError(t, x.Close())
+	assert.True(t, podGone(t, cs, ns, pod, 30*time.Second), "pod %s still exists after Close", pod)
+	jobs, err := cs.BatchV1().Jobs(ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelExecutor + "=" + x.ID()})
+	require.NoError(t, err)
+	assert.Empty(t, jobs.Items)
+	nps, err := cs.NetworkingV1().NetworkPolicies(ns).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelExecutor + "=" + x.ID()})
+	require.NoError(t, err)
+	assert.Empty(t, nps.Items)
+	_, err = x.Run(t.Context(), request(root, "true"))
+	assert.ErrorIs(t, err, kubernetes.ErrClosed)
+}
+
+// TestKilledCaller: a caller killed with SIGKILL, with no Close, leaves
+// no pod: the lease ends, PID 1 exits, the Job finishes and its TTL
+// deletes it and the pod. Checked with the API.
+func TestKilledCaller(t *testing.T) {
+	cfg := kubeConfig(t)
+	newExecutor(t, cfg) // skips where there is no cluster
+	cs := client(t, cfg)
+	root := workspace(t)
+	pod, err := strayCaller(t, root)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(pod, "cordon-"), "the stray caller printed %q", pod)
+	assert.True(t, podGone(t, cs, cfg.Namespace, pod, 90*time.Second), "pod %s of a killed caller still exists", pod)
+}
+
+// TestCancelKillsTree: a cancelled context kills the command's whole
+// process tree in the pod, seen from the host: a background heartbeat
+// started by the command stops growing. The twin: it grew before.
+func TestCancelKillsTree(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	hb := filepath.Join(root, "hb")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := x.Run(ctx, request(root, "(while :; do echo x >> hb; sleep 0.1; done) & sleep 600"))
+		done <- err
+	}()
+	size := func() int64 {
+		fi, err := os.Stat(hb)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for size() < 10 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.GreaterOrEqual(t, size(), int64(10), "the heartbeat never started (twin)")
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after its context was cancelled")
+	}
+	time.Sleep(500 * time.Millisecond)
+	before := size()
+	time.Sleep(1500 * time.Millisecond)
+	assert.Equal(t, before, size(), "the heartbeat went on after the cancellation: the tree survived")
+}
+
+// TestBackground: Start runs a command in the background; its output
+// arrives through ReadOutput and Wait, and Kill ends it.
+func TestBackground(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	p, err := x.Start(t.Context(), request(root, "echo started; sleep 600"))
+	require.NoError(t, err)
+	var out []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(string(out), "started") && time.Now().Before(deadline) {
+		b, _ := p.ReadOutput()
+		out = append(out, b...)
+		time.Sleep(50 * time.Millisecond)
+	}
+	assert.Contains(t, string(out), "started")
+	require.NoError(t, p.Kill())
+	select {
+	case <-p.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Kill did not end the background command")
+	}
+	res := p.Wait()
+	assert.NotEqual(t, 0, res.ExitCode)
+}
+
+// TestMissingImage: a session pod whose image the node lacks (never
+// pulled) fails the command with an error naming the image's problem,
+// and leaves no pod.
+func TestMissingImage(t *testing.T) {
+	cfg := kubeConfig(t)
+	cfg.Image = "cordon.local/no-such-image:1"
+	x := newExecutor(t, cfg)
+	cs := client(t, cfg)
+	root := workspace(t)
+	_, err := x.Run(t.Context(), request(root, "true"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "ErrImageNeverPull")
+	require.NoError(t, x.Close())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pods, err := cs.CoreV1().Pods(x.Namespace()).List(t.Context(), metav1.ListOptions{LabelSelector: kubernetes.LabelExecutor + "=" + x.ID()})
+		require.NoError(t, err)
+		if len(pods.Items) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d pods left", len(pods.Items))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestAllowListRefused: strict mode refuses a network allow-list (no
+// proxy in the pod) with a typed error naming the control.
+func TestAllowListRefused(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	req := request(root, "true")
+	req.Policy.Network = policy.NetworkAllowList
+	req.Policy.Hosts = policy.HostRules{Allow: []string{"example.com"}}
+	_, err := x.Run(t.Context(), req)
+	var ue *executor.UnenforceableError
+	require.True(t, errors.As(err, &ue), "%v", err)
+	assert.Equal(t, executor.ControlNetAllowList, ue.Gaps[0].Control)
+	assert.Empty(t, x.PodName(), "no pod for a refused command")
+}
+
+func TestConfigValidate(t *testing.T) {
+	assert.ErrorIs(t, kubernetes.Config{}.Validate(), kubernetes.ErrInvalidConfig)
+	assert.ErrorContains(t, kubernetes.Config{Image: "x", PullPolicy: "Sometimes"}.Validate(), `"Sometimes"`)
+	assert.NoError(t, kubernetes.Config{Image: "x"}.Validate())
+	_, err := kubernetes.New(kubernetes.Config{Image: "x", Kubeconfig: "/nonexistent/kubeconfig"})
+	var ue *executor.UnavailableError
+	assert.True(t, errors.As(err, &ue), "%v", err)
+}
