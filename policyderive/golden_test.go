@@ -116,7 +116,43 @@ func TestGolden(t *testing.T) {
 			require.NoError(t, err, "run go test -update to create the golden files")
 			assert.Equal(t, string(want), got)
 		})
+		t.Run(tc.name+"/pod", func(t *testing.T) {
+			base, err := filepath.EvalSymlinks(t.TempDir())
+			require.NoError(t, err)
+			goldenTree(t, base, tc.repo)
+			p := tc.policy(base)
+			p.System = []string{base + "/sys", "/dev/null", "/dev/zero"}
+			p.Secrets = []string{base + "/sys/shadow"}
+			var grants []policy.Grant
+			if tc.grants != nil {
+				grants = tc.grants(base)
+			}
+			pr, err := Derive(p, base+"/ws", base+"/home", base+"/ws/src", grants)
+			require.NoError(t, err)
+			got := renderPod(t, ImageProfile(pr, p), base)
+			file := filepath.Join("testdata", tc.name+".pod.golden")
+			if *update {
+				require.NoError(t, os.WriteFile(file, []byte(got), 0o644))
+				return
+			}
+			want, err := os.ReadFile(file)
+			require.NoError(t, err, "run go test -update to create the golden files")
+			assert.Equal(t, string(want), got)
+		})
 	}
+}
+
+// renderPod renders the profile as the kubernetes executor's session pod
+// and NetworkPolicy (YAML) and the fidelity report, with base replaced by
+// $BASE.
+func renderPod(t *testing.T, pr *Profile, base string) string {
+	labels := map[string]string{"cordon.dev/session": "golden"}
+	r, f := PodSpec(pr, PodOptions{Image: "cordon-pod:test", PullPolicy: "Never", Helper: "/usr/local/bin/cordon-pod",
+		UID: 1000, GID: 1000, LeaseTimeout: "2m0s", Labels: labels})
+	y, err := r.YAML("golden", "default", labels)
+	require.NoError(t, err)
+	out := fmt.Sprintf("== pod\n%s-- fidelity\n%s", y, f)
+	return strings.ReplaceAll(out, base, "$BASE")
 }
 
 // renderAll renders the profile with every renderer, as text, with base

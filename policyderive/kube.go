@@ -11,6 +11,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Layers of a Kubernetes rendering, named by Element.Layer: which
@@ -238,4 +239,32 @@ func relUnder(dir, p string) (string, bool) {
 		return p[1:], true
 	}
 	return p[len(dir)+1:], true
+}
+
+// YAML renders the rendering as Kubernetes manifests: a Pod named name
+// with labels (the session pod the executor's Job would create) and,
+// when there is one, the NetworkPolicy, as two YAML documents.
+func (r *PodRendering) YAML(name, namespace string, labels map[string]string) ([]byte, error) {
+	pod := corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+		Spec:       r.Pod,
+	}
+	out, err := yaml.Marshal(pod)
+	if err != nil {
+		return nil, err
+	}
+	if r.NetworkPolicy != nil {
+		np := networkingv1.NetworkPolicy{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "networking.k8s.io/v1", Kind: "NetworkPolicy"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: labels},
+			Spec:       *r.NetworkPolicy,
+		}
+		b, err := yaml.Marshal(np)
+		if err != nil {
+			return nil, err
+		}
+		out = append(append(out, "---\n"...), b...)
+	}
+	return out, nil
 }

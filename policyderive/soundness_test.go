@@ -17,8 +17,10 @@ import (
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 	"pgregory.net/rapid"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -323,6 +325,9 @@ type backendView struct {
 	read  func(p probe) bool
 	write func(p probe) bool
 	debug string // the rendering, for failure messages
+	// image marks an image-mode rendering (the pod): the image provides
+	// the default System paths, so the host's are not expected there.
+	image bool
 }
 
 func TestSoundness(t *testing.T) {
@@ -421,6 +426,11 @@ func renderViews(t *rapid.T, pr *Profile) []backendView {
 	}
 	_, err = DockerMounts(ms)
 	require.NoError(t, err)
+	// The kubernetes pod: its volumes alone (the pod layer, which every
+	// node enforces) must be sound, in both volume modes; the sandbox
+	// layer inside it is the landlock rendering checked below.
+	pt, pf := podTable(t, pr, "")
+	ct, _ := podTable(t, pr, "claim")
 	rs := Landlock(pr, LandlockMaxABI)
 	lm := landlockModel{rs: rs}
 	// A lower ABI too: what it cannot restrict must be declared, and
@@ -441,10 +451,57 @@ func renderViews(t *rapid.T, pr *Profile) []backendView {
 	return []backendView{
 		{name: "bwrap", fid: bf, read: func(p probe) bool { return bt.read(p.path) }, write: func(p probe) bool { return bt.write(p.path) }},
 		{name: "oci", fid: of, read: func(p probe) bool { return ot.read(p.path) }, write: func(p probe) bool { return ot.write(p.path) }},
+		{name: "pod", fid: pf, image: true, read: func(p probe) bool { return pt.read(p.path) }, write: func(p probe) bool { return pt.write(p.path) }},
+		// A claim-backed pod leaves hidden files to the sandbox layer: it
+		// is sound with that layer, and never looser than its own volumes.
+		{name: "pod", fid: pf, image: true, read: func(p probe) bool { return ct.read(p.path) && lm.read(p.path, p.dir) }, write: func(p probe) bool { return ct.write(p.path) && lm.write(p.path, p.exists, p.dir) }},
 		{name: "landlock", fid: rs.Fidelity, read: func(p probe) bool { return lm.read(p.path, p.dir) }, write: func(p probe) bool { return lm.write(p.path, p.exists, p.dir) }},
 		{name: "landlock", fid: old.Fidelity, read: func(p probe) bool { return om.read(p.path, p.dir) }, write: func(p probe) bool { return om.write(p.path, p.exists, p.dir) }},
 		{name: "sbpl", fid: sf, debug: text + strings.Join(params, "\n"), read: func(p probe) bool { return sbplAllows("file-read-data", p.path) }, write: func(p probe) bool { return sbplAllows("file-write-data", p.path) }},
 	}
+}
+
+// podTable renders the profile as a pod (image mode: the image provides
+// the System paths) and models its volume mounts; claim names a claim
+// holding the root ("": hostPath volumes).
+func podTable(t *rapid.T, pr *Profile, claim string) (*mountTable, *Fidelity) {
+	r, f := PodSpec(pr, PodOptions{Image: "i", Helper: "/h", Claim: claim, UID: 1, GID: 1, Labels: map[string]string{"s": "x"}})
+	require.Len(t, r.Pod.Containers, 1)
+	vols := map[string]corev1.Volume{}
+	for _, v := range r.Pod.Volumes {
+		vols[v.Name] = v
+	}
+	var ms []specs.Mount
+	for _, vm := range r.Pod.Containers[0].VolumeMounts {
+		v, ok := vols[vm.Name]
+		require.True(t, ok, "volume %s", vm.Name)
+		mode := "rw"
+		if vm.ReadOnly {
+			mode = "ro"
+		}
+		switch {
+		case v.HostPath != nil:
+			ms = append(ms, specs.Mount{Type: "bind", Source: v.HostPath.Path, Destination: vm.MountPath, Options: []string{mode}})
+		case v.PersistentVolumeClaim != nil:
+			ms = append(ms, specs.Mount{Type: "bind", Source: filepath.Join(pr.Root, vm.SubPath), Destination: vm.MountPath, Options: []string{mode}})
+		case v.EmptyDir != nil:
+			ms = append(ms, specs.Mount{Type: "tmpfs", Destination: vm.MountPath})
+		default:
+			t.Fatalf("unexpected volume %+v", v)
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return abspath.Depth(a.Destination) - abspath.Depth(b.Destination) })
+	mt, err := ociTable(ms)
+	require.NoError(t, err)
+	require.Empty(t, mt.errs, "pod volumes that would fail")
+	if r.NetworkPolicy != nil {
+		require.NotEqual(t, policy.NetworkFull, pr.Network)
+		require.Empty(t, r.NetworkPolicy.Ingress)
+		require.Empty(t, r.NetworkPolicy.Egress)
+	} else {
+		require.Equal(t, policy.NetworkFull, pr.Network)
+	}
+	return mt, f
 }
 
 // checkUsability asserts the converse where it matters, so that a
@@ -475,6 +532,9 @@ func checkUsability(t *rapid.T, o *oracle, pr *Profile, views []backendView, w *
 				continue
 			}
 			for _, v := range views {
+				if v.image && inSys && !inRoot {
+					continue // the image's, not the host's
+				}
 				if stricterRuleMatches(o, v.fid, pb.path) || v.name == "sbpl" && len(v.fid.Stricter()) > 0 && strings.ContainsFunc(pb.path, func(r rune) bool { return r < ' ' || r > '~' || strings.ContainsRune(`^"\\`, r) }) {
 					continue // a rule this rendering declares stricter (a widened deny, an allow it cannot express) matches
 				}
