@@ -152,7 +152,20 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 		f.add(Element{Class: Exact, Subject: "claim " + opts.Claim, Control: ControlFSWrite, Layer: LayerPod,
 			Detail: "the workspace root is the claim, mounted at " + pr.Root})
 	}
+	// The image provides the default System paths: the host's masks
+	// there guard host files the pod does not have.
+	var image []string
+	for _, a := range pr.Read {
+		if a.Source == "system" && a.Exists {
+			image = append(image, a.Path)
+		}
+	}
+	skipped := 0
 	for i, m := range ms {
+		if abspath.WithinAny(m.Destination, image) {
+			skipped++
+			continue
+		}
 		name := "v" + strconv.Itoa(i)
 		vm := corev1.VolumeMount{Name: name, MountPath: m.Destination}
 		var vs corev1.VolumeSource
@@ -199,6 +212,10 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 		c.VolumeMounts = append(c.VolumeMounts, vm)
 	}
 	spec.Containers = []corev1.Container{c}
+	if skipped > 0 {
+		f.add(Element{Class: Exact, Subject: "system paths", Control: ControlFSRead, Layer: LayerPod,
+			Detail: fmt.Sprintf("the image provides the default System paths: %d mask(s) of host files there are not mounted (the pod has the image's files, not the host's)", skipped)})
+	}
 
 	r := &PodRendering{Pod: spec}
 	if pr.Network != policy.NetworkFull {

@@ -44,6 +44,8 @@ type mcpOptions struct {
 	backend             string
 	bestEffort          bool
 	dockerImage         string
+	kubeImage           string
+	kubeNamespace       string
 	httpAddr, tokenFile string
 	noToken             bool
 	onAsk               string
@@ -91,6 +93,8 @@ SIGTERM) kills and reaps every process the session started.`,
 	f.StringVar(&o.home, "home", "", `home directory "~" stands for; default: $HOME`)
 	f.StringVar(&o.backend, "backend", "auto", "backend: auto, "+strings.Join(backends.Names(), ", "))
 	f.BoolVar(&o.bestEffort, "best-effort", false, "run commands even where the backend cannot enforce the whole policy (gaps are logged and stated in the instructions)")
+	f.StringVar(&o.kubeImage, "kube-image", os.Getenv("CORDON_KUBE_IMAGE"), "kubernetes backend: the session pod's image, holding a shell and cordon-pod (default $CORDON_KUBE_IMAGE); the cluster is KUBECONFIG's")
+	f.StringVar(&o.kubeNamespace, "kube-namespace", "", "kubernetes backend: the namespace of the session pods (default: the kubeconfig's)")
 	f.StringVar(&o.dockerImage, "docker-image", "", "docker backend: run commands in this local image (never pulled); default: host mode")
 	f.StringVar(&o.httpAddr, "http", "", "serve streamable HTTP on `ADDR` (host:port) instead of stdio")
 	f.StringVar(&o.tokenFile, "token-file", "", "HTTP: the bearer token clients must send (the file's content, trimmed); $"+TokenEnv+" is read when not given")
@@ -170,7 +174,7 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 // chooseBackend builds the executor --backend names; auto picks the
 // strongest OS sandbox and says which on stderr.
 func (a *app) chooseBackend(ctx context.Context, o *mcpOptions, log *slog.Logger) (executor.Executor, error) {
-	bo := backends.Options{BestEffort: o.bestEffort, DockerImage: o.dockerImage, Logger: log}
+	bo := backends.Options{BestEffort: o.bestEffort, DockerImage: o.dockerImage, KubeImage: o.kubeImage, KubeNamespace: o.kubeNamespace, Logger: log}
 	if o.backend == "auto" {
 		b, x, err := backends.Auto(ctx, bo)
 		if err != nil {

@@ -4,14 +4,18 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/executor/kubernetes"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -19,7 +23,7 @@ import (
 
 // renderers are the backends derive can render for, and the renderer
 // each uses. Renderers are pure: every one works on every OS.
-var renderers = []string{"landlock", "bwrap", "seatbelt", "docker"}
+var renderers = []string{"landlock", "bwrap", "seatbelt", "docker", "kubernetes"}
 
 type deriveOptions struct {
 	pf         policyFlags
@@ -28,6 +32,8 @@ type deriveOptions struct {
 	grants     []string
 	abi        int
 	hostSystem bool
+	kubeImage  string
+	kubeClaim  string
 	json       bool
 }
 
@@ -66,6 +72,8 @@ Exit status: 0 rendered; 2 usage or setup error.`,
 	f.StringArrayVar(&o.grants, "grant", nil, "an approved grant, read:PATH or write:PATH (repeatable)")
 	f.IntVar(&o.abi, "abi", 0, "Landlock ABI to render for; default: this kernel's (the newest known when it has none)")
 	f.BoolVar(&o.hostSystem, "host-system", false, "docker: bind the host's System paths read-only (the backend's host mode, an empty image)")
+	f.StringVar(&o.kubeImage, "kube-image", "IMAGE", "kubernetes: the session pod's image")
+	f.StringVar(&o.kubeClaim, "kube-claim", "", "kubernetes: a PersistentVolumeClaim holding the root (default: hostPath volumes)")
 	f.BoolVar(&o.json, "json", false, "print the profile, the rendering and the fidelity report as JSON")
 	return cmd
 }
@@ -84,6 +92,8 @@ type DeriveReport struct {
 	Bwrap    *BwrapRendering    `json:"bwrap,omitempty"`
 	Seatbelt *SeatbeltRendering `json:"seatbelt,omitempty"`
 	Docker   *DockerRendering   `json:"docker,omitempty"`
+	// Kubernetes is the session pod and its NetworkPolicy.
+	Kubernetes *KubernetesRendering `json:"kubernetes,omitempty"`
 	// Fidelity is the renderer's report.
 	Fidelity *policyderive.Fidelity `json:"fidelity"`
 	// Strict is true when strict mode accepts the rendering as rendered:
@@ -153,6 +163,17 @@ type SeatbeltRendering struct {
 type DockerRendering struct {
 	HostSystem bool          `json:"host_system"`
 	Mounts     []specs.Mount `json:"mounts"`
+}
+
+// KubernetesRendering is the kubernetes executor's session pod (as the
+// Job's pod template holds it) and NetworkPolicy, also as YAML. Strict
+// mode is decided by the sandbox layer inside the pod (the landlock
+// rendering of the same profile), whose blocking elements Blocking
+// lists; the pod layer's looser elements are closed there.
+type KubernetesRendering struct {
+	Pod           *corev1.PodSpec                 `json:"pod"`
+	NetworkPolicy *networkingv1.NetworkPolicySpec `json:"network_policy,omitempty"`
+	YAML          string                          `json:"yaml"`
 }
 
 // accessNames turns go-landlock's "{a,b}" set notation into a list.
@@ -279,8 +300,20 @@ func (a *app) derive(o *deriveOptions) error {
 			ms = []specs.Mount{}
 		}
 		rep.Docker, rep.Fidelity = &DockerRendering{HostSystem: o.hostSystem, Mounts: ms}, fid
+	case "kubernetes":
+		labels := map[string]string{kubernetes.LabelSession: "SESSION"}
+		r, fid := policyderive.PodSpec(policyderive.ImageProfile(pr, ws.policy),
+			kubernetes.PodOptions(kubernetes.Config{Image: o.kubeImage, Claim: o.kubeClaim}, int64(os.Getuid()), int64(os.Getgid()), labels))
+		y, err := r.YAML("SESSION", "", labels)
+		if err != nil {
+			return setupError(fmt.Errorf("derive: %w", err))
+		}
+		rep.Kubernetes, rep.Fidelity = &KubernetesRendering{Pod: &r.Pod, NetworkPolicy: r.NetworkPolicy, YAML: string(y)}, fid
 	}
 	rep.Blocking = rep.Fidelity.Blocking()
+	if rep.Kubernetes != nil {
+		rep.Blocking = policyderive.Landlock(pr, policyderive.LandlockMaxABI).Fidelity.Blocking()
+	}
 	if rep.Blocking == nil {
 		rep.Blocking = []policyderive.Element{}
 	}
@@ -419,6 +452,10 @@ func (a *app) printDerive(rep *DeriveReport) {
 		fmt.Fprintf(w, "\n%s\n", p.bold("parameters (-D):"))
 		for _, kv := range rep.Seatbelt.Params {
 			fmt.Fprintf(w, "  %s\n", kv)
+		}
+	case rep.Kubernetes != nil:
+		for _, line := range strings.Split(strings.TrimRight(rep.Kubernetes.YAML, "\n"), "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
 		}
 	case rep.Docker != nil:
 		mt := &table{}

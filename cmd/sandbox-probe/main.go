@@ -57,6 +57,8 @@ type app struct {
 	verbose        bool
 	color          string
 	dockerImage    string
+	kubeImage      string
+	kubeNamespace  string
 	// status is the exit status a subcommand chose without an error (run:
 	// the command's own status).
 	status int
@@ -92,7 +94,7 @@ func (a *app) execute(ctx context.Context, args []string) int {
 
 // backendOptions returns the options every backend is built with.
 func (a *app) backendOptions(bestEffort bool) backendOptions {
-	return backendOptions{BestEffort: bestEffort, DockerImage: a.dockerImage}
+	return backendOptions{BestEffort: bestEffort, DockerImage: a.dockerImage, KubeImage: a.kubeImage, KubeNamespace: a.kubeNamespace}
 }
 
 // setupLogging sends the backends' log records to stderr: warnings by
@@ -138,6 +140,8 @@ Exit status: 0 all good, 1 a check failed, 2 usage or setup error.`,
 	})
 	root.PersistentFlags().BoolVarP(&a.verbose, "verbose", "v", false, "log debug records of the backends on stderr")
 	root.PersistentFlags().StringVar(&a.dockerImage, "docker-image", "", "docker backend: run commands in this local image (never pulled); default: host mode (an empty image, the host's system paths bound read-only)")
+	root.PersistentFlags().StringVar(&a.kubeImage, "kube-image", os.Getenv("CORDON_KUBE_IMAGE"), "kubernetes backend: the session pod's image, holding a shell and cordon-pod (default $CORDON_KUBE_IMAGE); the cluster is KUBECONFIG's")
+	root.PersistentFlags().StringVar(&a.kubeNamespace, "kube-namespace", "", "kubernetes backend: the namespace of the session pods (default: the kubeconfig's, else default)")
 	root.PersistentFlags().StringVar(&a.color, "color", "auto", "colour the human output: auto (only on a terminal, unless NO_COLOR is set), always, never")
 	po.addFlags(root)
 	root.AddCommand(

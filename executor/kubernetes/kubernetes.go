@@ -22,6 +22,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/kubernetes/internal/wire"
+	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -322,9 +323,16 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	if pr.Network == policy.NetworkAllowList {
 		pr.Network = policy.NetworkNone
 	}
+	// Placeholder mount points the runtime creates on the node (an
+	// empty read-only .git in a fresh root) are shared with the other
+	// sandboxes of this process and removed by the last (see package
+	// mountpoints); a derivation sees the live ones as placeholders.
+	mountpoints.Default.Lock()
+	pr = mountpoints.Default.Over(pr)
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
+		mountpoints.Default.Unlock()
 		return nil, ErrClosed
 	}
 	x.seq++
@@ -334,10 +342,13 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	if s := x.current; s != nil && s.digest == d && s.alive() {
 		s.running++
 		x.mu.Unlock()
+		mountpoints.Default.Unlock()
 		return s, nil
 	}
 	old := x.current
-	s := &session{x: x, name: name, digest: d, ready: make(chan struct{}), running: 1}
+	s := &session{x: x, name: name, digest: d, ready: make(chan struct{}), running: 1, placeholders: pr.Placeholders()}
+	mountpoints.Default.Acquire(s.placeholders)
+	mountpoints.Default.Unlock()
 	x.current = s
 	if old != nil {
 		if old.running > 0 {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/kubernetes/internal/wire"
+	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -39,6 +40,9 @@ type session struct {
 	pod   string
 
 	running int // commands in it (under x.mu)
+	// placeholders are the mount points its pod has the runtime create,
+	// released when the pod's container is gone.
+	placeholders []policyderive.Mask
 
 	dead       atomic.Bool
 	leaseClose func()
@@ -246,6 +250,20 @@ func (s *session) delete() error {
 		x := s.x
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
+		// With the lease gone PID 1 exits and the kernel kills the pod's
+		// processes: wait for the container to end before the pod is
+		// deleted (a forced deletion does not wait for the node), so that
+		// placeholder mount points are released only once unused.
+		if s.pod != "" {
+			s.waitEnded(ctx)
+		}
+		defer func() {
+			mountpoints.Default.Lock()
+			defer mountpoints.Default.Unlock()
+			for _, p := range mountpoints.Default.Release(s.placeholders) {
+				x.log.Warn("kubernetes executor: placeholder mount point not removed", "path", p)
+			}
+		}()
 		bg := metav1.DeletePropagationBackground
 		var errs []error
 		if err := x.client.BatchV1().Jobs(x.namespace).Delete(ctx, s.name, metav1.DeleteOptions{PropagationPolicy: &bg, GracePeriodSeconds: new(int64(0))}); err != nil && !apierrors.IsNotFound(err) {
@@ -263,6 +281,35 @@ func (s *session) delete() error {
 		}
 	})
 	return s.delErr
+}
+
+// waitEnded waits (at most 15 s) until the session container has
+// terminated.
+func (s *session) waitEnded(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	for {
+		p, err := s.x.client.CoreV1().Pods(s.x.namespace).Get(ctx, s.pod, metav1.GetOptions{})
+		if err != nil {
+			return
+		}
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			return
+		}
+		ended := len(p.Status.ContainerStatuses) > 0
+		for _, cs := range p.Status.ContainerStatuses {
+			ended = ended && cs.State.Terminated != nil
+		}
+		if ended {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			s.x.log.Warn("kubernetes executor: session container still running; deleting its pod anyway", "pod", s.pod)
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // command is one exec of cordon-pod run.

@@ -30,6 +30,11 @@ type Options struct {
 	BestEffort bool
 	// DockerImage is the docker backend's image; "" is host mode.
 	DockerImage string
+	// KubeImage is the kubernetes backend's image (with cordon-pod);
+	// "" leaves the backend unavailable. Kubeconfig and KubeNamespace
+	// select the cluster ("": the default loading rules, the
+	// kubeconfig's namespace).
+	KubeImage, Kubeconfig, KubeNamespace string
 	// Logger receives the backends' records; nil is slog.Default.
 	Logger *slog.Logger
 }
@@ -70,6 +75,7 @@ var All = []Backend{
 			return seatbelt.New(seatbelt.Config{BestEffort: o.BestEffort, Logger: o.Logger})
 		},
 	},
+	kubernetesBackend,
 	{
 		Name: "local", Sandboxed: false,
 		New: func(o Options) (executor.Executor, error) {
