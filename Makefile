@@ -4,8 +4,12 @@
 # Provisioning (root with apt only): bubblewrap, docker.io, busybox-static,
 # strace and dash (the command gate's execution oracle);
 # a private dockerd under $(BUILD_DIR)/docker; a local busybox test image
-# built without any registry. Tests read DOCKER_HOST, CORDON_DOCKER_IMAGE,
-# CORDON_REQUIRE and CORDON_UNPRIVILEGED (see internal/testenv).
+# built without any registry; a private single-node Kubernetes cluster
+# under $(BUILD_DIR)/kube (etcd-server, containerd, runc,
+# containernetworking-plugins, kubectl from apt; Kubernetes built from the
+# Go module proxy). Tests read DOCKER_HOST, CORDON_DOCKER_IMAGE,
+# KUBECONFIG, CORDON_KUBE_IMAGE, CORDON_REQUIRE and CORDON_UNPRIVILEGED
+# (see internal/testenv).
 
 GO ?= go
 BUILD_DIR ?= $(CURDIR)/build
@@ -32,18 +36,20 @@ CROSS_TARGETS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 ACTIONLINT_VERSION ?= v1.7.12
 # auto (private dockerd as root), external (the caller's DOCKER_HOST), off.
 CORDON_DOCKER ?= auto
+# auto (a private single-node Kubernetes cluster as root on Linux), off.
+CORDON_KUBE ?= auto
 # sandbox-probe arguments and an optional file for its output.
 PROBE_ARGS ?=
 PROBE_OUT ?=
 
 export GO BUILD_DIR PKGS TESTFLAGS UNPRIV_PKGS CONFORMANCE_PKGS CONFORMANCE_RUN \
 	FUZZ_PKGS FUZZTIME CROSS_TARGETS \
-	ACTIONLINT_VERSION CORDON_DOCKER PROBE_ARGS PROBE_OUT
+	ACTIONLINT_VERSION CORDON_DOCKER CORDON_KUBE PROBE_ARGS PROBE_OUT
 
 S := scripts
 
 .PHONY: all test test-unpriv bench fuzz lint cross conformance probe \
-	provision docker-up docker-down clean help
+	provision docker-up docker-down kube-up kube-down clean help
 
 all: lint test
 
@@ -91,8 +97,16 @@ docker-up:
 docker-down:
 	@$(S)/docker.sh down
 
-## clean: stop the private dockerd and remove the build directory
-clean: docker-down
+## kube-up: provision, build Kubernetes (cached) and start the private single-node cluster
+kube-up: provision
+	@$(S)/kube.sh up
+
+## kube-down: stop the private cluster and remove its state
+kube-down:
+	@$(S)/kube.sh down
+
+## clean: stop the private dockerd and cluster and remove the build directory
+clean: docker-down kube-down
 	rm -rf $(BUILD_DIR)
 
 ## help: list the targets

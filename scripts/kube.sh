@@ -280,7 +280,8 @@ EOF
 cmd_up() {
 	precheck
 	if cmd_status >/dev/null 2>&1; then
-		log "kube: already running"
+		log "kube: already running; importing the test image again"
+		cmd_image
 		write_env
 		return 0
 	fi

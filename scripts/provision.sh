@@ -2,7 +2,10 @@
 # provision.sh: install what the tests need, when this machine allows it.
 #
 #   scripts/provision.sh [test]   bubblewrap, docker.io, busybox-static, util-linux (setpriv),
-#                                 strace, dash, nodejs and npm
+#                                 strace, dash, nodejs and npm; for the private
+#                                 cluster (CORDON_KUBE=off skips it) etcd-server,
+#                                 containerd, runc, containernetworking-plugins,
+#                                 kubectl and openssl
 #   scripts/provision.sh lint     shellcheck
 #
 # Packages are installed only when missing and only as root with apt-get
@@ -43,6 +46,16 @@ missing_for_test() {
 	have make || echo "make:landlock"
 	have file || echo "file:landlock"
 	[ -x /usr/bin/python3 ] || echo "python3:landlock"
+	# The private single-node cluster (scripts/kube.sh): etcd,
+	# containerd's CRI plugin, runc, the CNI plugins, kubectl, openssl.
+	if [ "${CORDON_KUBE:-auto}" != off ]; then
+		have etcd || echo "etcd-server:kubernetes"
+		have containerd || echo "containerd:kubernetes"
+		have runc || echo "runc:kubernetes"
+		[ -x /usr/lib/cni/bridge ] || echo "containernetworking-plugins:kubernetes"
+		have kubectl || echo "kubectl:kubernetes"
+		have openssl || echo "openssl:kubernetes"
+	fi
 }
 
 case "$what" in

@@ -9,11 +9,15 @@
 #   DOCKER_HOST          unix:// socket of the private dockerd
 #   CORDON_DOCKER_IMAGE  the local test image (busybox, imported, no registry)
 #   CORDON_MCP_TS_DIR    where scripts/mcp-ts.sh installed the TypeScript MCP SDK
+#   KUBECONFIG, CORDON_KUBE_IMAGE, CORDON_KUBE_NAMESPACE
+#                        the private single-node cluster (scripts/kube.sh) and
+#                        its test image
 # plus whatever the caller set (CORDON_REQUIRE is passed through).
 #
 # Knobs: CORDON_PROVISION=0 skips package installation; CORDON_DOCKER=off
 # skips Docker, =external uses the caller's DOCKER_HOST engine, =auto (the
 # default) starts a private dockerd when root with dockerd installed.
+# CORDON_KUBE=off skips the private cluster.
 # A dockerd that was already running (make docker-up) is reused and left
 # running; one started here is stopped here.
 set -euo pipefail
@@ -23,9 +27,13 @@ set -euo pipefail
 [ "$#" -gt 0 ] || die "usage: scripts/with-env.sh COMMAND [ARG...]"
 scripts="$CORDON_ROOT/scripts"
 started=
+kube_started=
 
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup() {
+	if [ -n "$kube_started" ]; then
+		"$scripts/kube.sh" down || warn "stopping the private cluster failed; run make kube-down"
+	fi
 	if [ -n "$started" ]; then
 		"$scripts/docker.sh" down || warn "stopping the private dockerd failed; run make docker-down"
 	fi
@@ -68,6 +76,27 @@ else
 	fi
 	[ "$docker_mode" != external ] || started=
 fi
+# The private single-node Kubernetes cluster (see kube.sh); one that was
+# already running (make kube-up) is reused and left running.
+if [ "${CORDON_KUBE:-auto}" = off ]; then
+	log "kube: skipped: CORDON_KUBE=off"
+else
+	"$scripts/kube.sh" status >/dev/null 2>&1 || kube_started=1
+	t3="$(now)"
+	krc=0
+	"$scripts/kube.sh" up || krc=$?
+	if [ "$krc" -eq 2 ]; then
+		kube_started=
+	elif [ "$krc" -ne 0 ]; then
+		exit "$krc"
+	else
+		log "timing: private cluster $(since "$t3")"
+		set -a
+		# shellcheck source=/dev/null
+		. "$BUILD_DIR/kube/env"
+		set +a
+	fi
+fi
 # The TypeScript MCP SDK for cmd/cordon's client test (see mcp-ts.sh).
 mrc=0
 "$scripts/mcp-ts.sh" || mrc=$?
@@ -77,7 +106,7 @@ elif [ "$mrc" -ne 2 ]; then
 	exit "$mrc"
 fi
 log "timing: packages $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1fs", b - a }'), provisioning in all $(since "$t0")"
-log "env: DOCKER_HOST=${DOCKER_HOST:-} CORDON_DOCKER_IMAGE=${CORDON_DOCKER_IMAGE:-} CORDON_REQUIRE=${CORDON_REQUIRE:-}"
+log "env: DOCKER_HOST=${DOCKER_HOST:-} CORDON_DOCKER_IMAGE=${CORDON_DOCKER_IMAGE:-} KUBECONFIG=${KUBECONFIG:-} CORDON_KUBE_IMAGE=${CORDON_KUBE_IMAGE:-} CORDON_REQUIRE=${CORDON_REQUIRE:-}"
 
 rc=0
 "$@" || rc=$?

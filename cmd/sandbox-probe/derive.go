@@ -312,7 +312,14 @@ func (a *app) derive(o *deriveOptions) error {
 	}
 	rep.Blocking = rep.Fidelity.Blocking()
 	if rep.Kubernetes != nil {
-		rep.Blocking = policyderive.Landlock(pr, policyderive.LandlockMaxABI).Fidelity.Blocking()
+		// Strict mode is the sandbox layer's: the landlock executor's
+		// assessment where this host has Landlock (a node like it),
+		// else the bare renderer's.
+		if e := explainLandlock(ws, cwd, grants); e != nil {
+			rep.Blocking = e.Fidelity.Blocking()
+		} else {
+			rep.Blocking = policyderive.Landlock(pr, policyderive.LandlockMaxABI).Fidelity.Blocking()
+		}
 	}
 	if rep.Blocking == nil {
 		rep.Blocking = []policyderive.Element{}
