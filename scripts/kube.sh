@@ -49,7 +49,11 @@ KUBELET_PORT="${KUBELET_PORT:-10250}"
 KUBELET_HEALTH_PORT="${KUBELET_HEALTH_PORT:-10248}"
 KCM_PORT="${KCM_PORT:-10257}"
 SCHED_PORT="${SCHED_PORT:-10259}"
-NODE="cordon-node"
+# The node is named localhost, which resolves to 127.0.0.1 everywhere:
+# the API server reaches the kubelet by that Hostname address (the
+# kubelet refuses a loopback --node-ip), so exec traffic stays on
+# loopback.
+NODE="localhost"
 POD_CIDR="10.244.77.0/24"
 BRIDGE="cordon-kube0"
 
@@ -307,7 +311,7 @@ cmd_up() {
 		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
 		--service-account-issuer https://kubernetes.default.svc \
 		--kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
-		--kubelet-preferred-address-types InternalIP \
+		--kubelet-preferred-address-types Hostname \
 		--authorization-mode Node,RBAC \
 		--service-cluster-ip-range 10.96.0.0/24 \
 		--enable-admission-plugins NodeRestriction \
@@ -331,11 +335,17 @@ cmd_up() {
 		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false
 	wait_for "containerd" 30 ctr --address "$SOCK" version || return 1
 	cmd_image
+	# The kubelet's cgroup root, in every hierarchy (cgroup v1 controllers
+	# and the unified one): /cordon-kube, apart from other engines'.
+	local h
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		[ -e "$h/cgroup.procs" ] && mkdir -p "$h/cordon-kube"
+	done
 	start kubelet "$BIN" kubelet \
 		--config "$STATE/kubelet/config.yaml" \
 		--kubeconfig "$STATE/kubelet.kubeconfig" \
 		--root-dir "$STATE/kubelet/root" \
-		--hostname-override "$NODE" --node-ip 127.0.0.1
+		--hostname-override "$NODE"
 	wait_for "the node" 90 node_ready || return 1
 	wait_for "the default service account" 60 kctl get serviceaccount default || return 1
 	write_env

@@ -61,6 +61,7 @@ func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	for k, v := range inPod.Info {
 		caps.Info["sandbox_"+k] = v
 	}
+	caps.Sandboxed = inPod.Sandboxed
 	caps.Gaps = append(caps.Gaps, inPod.Gaps...)
 	if _, ok := caps.Gap(executor.ControlNetAllowList); !ok {
 		caps.Gaps = append(caps.Gaps, executor.Gap{Control: executor.ControlNetAllowList, Reason: "no allow-list proxy in the pod yet: network allow-lists are refused in strict mode"})

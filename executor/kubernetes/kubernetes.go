@@ -312,6 +312,12 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
+	closed := x.closed
+	x.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	if req.Policy.Network == policy.NetworkAllowList && !x.cfg.BestEffort {
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
 			Reason: "the kubernetes executor has no allow-list proxy in the pod yet: network allow-lists are refused (best effort runs with network none)"}}}

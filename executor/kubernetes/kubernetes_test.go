@@ -3,6 +3,7 @@
 package kubernetes_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
@@ -13,9 +14,11 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8s "k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cordon-sandbox/cordon/conformance"
@@ -235,4 +238,82 @@ func TestConfigValidate(t *testing.T) {
 	_, err := kubernetes.New(kubernetes.Config{Image: "x", Kubeconfig: "/nonexistent/kubeconfig"})
 	var ue *executor.UnavailableError
 	assert.True(t, errors.As(err, &ue), "%v", err)
+}
+
+// TestRBAC: the executor works with exactly the Role the README lists,
+// as a user who has nothing else (impersonated by the admin).
+func TestRBAC(t *testing.T) {
+	cfg := kubeConfig(t)
+	newExecutor(t, cfg) // skips where there is no cluster
+	cs := client(t, cfg)
+	ns := cmp.Or(cfg.Namespace, "default")
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "cordon-executor-test"},
+		Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "get", "delete"}},
+			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "delete", "deletecollection"}},
+			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
+			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "delete"}},
+		},
+	}
+	_, err := cs.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	rb := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "cordon-executor-test"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},
+		Subjects:   []rbacv1.Subject{{Kind: "User", APIGroup: "rbac.authorization.k8s.io", Name: "cordon-executor-test"}},
+	}
+	_, err = cs.RbacV1().RoleBindings(ns).Create(t.Context(), rb, metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		require.NoError(t, err)
+	}
+	rc, err := clientcmd.BuildConfigFromFlags("", cfg.Kubeconfig)
+	require.NoError(t, err)
+	rc.Impersonate.UserName = "cordon-executor-test"
+	// The twin: without the binding the user can do nothing.
+	other := rest.CopyConfig(rc)
+	other.Impersonate.UserName = "cordon-nobody"
+	ocs, err := k8s.NewForConfig(other)
+	require.NoError(t, err)
+	_, err = ocs.CoreV1().Pods(ns).List(t.Context(), metav1.ListOptions{})
+	require.True(t, apierrors.IsForbidden(err), "an unbound user listed pods: %v", err)
+
+	kc := cfg
+	kc.RESTConfig, kc.Kubeconfig = rc, ""
+	x := newExecutor(t, kc)
+	root := workspace(t)
+	res, err := x.Run(t.Context(), request(root, "echo rbac > f"))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	b, err := os.ReadFile(filepath.Join(root, "f"))
+	require.NoError(t, err)
+	assert.Equal(t, "rbac\n", string(b))
+	pod := x.PodName()
+	require.NoError(t, x.Close())
+	assert.True(t, podGone(t, cs, ns, pod, 30*time.Second), "pod %s left after Close under the README's Role", pod)
+}
+
+// TestDescribe: before a session pod runs nothing is claimed; after the
+// first command the sandbox layer's own report (from the pod) is merged.
+func TestDescribe(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	before := x.Describe(t.Context())
+	assert.Equal(t, kubernetes.Backend, before.Backend)
+	assert.Empty(t, before.Enforced, "claimed before anything was verified")
+	for _, g := range before.Gaps {
+		assert.Contains(t, g.Reason, "not verified yet")
+	}
+	root := workspace(t)
+	res, err := x.Run(t.Context(), request(root, "true"))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	after := x.Describe(t.Context())
+	assert.Contains(t, after.Enforced, executor.ControlFSRead)
+	assert.Contains(t, after.Enforced, executor.ControlNetTCP)
+	assert.NotEqual(t, "", after.Info["sandbox_landlock_abi"], "the sandbox layer's info: %v", after.Info)
+	_, gap := after.Gap(executor.ControlNetAllowList)
+	assert.True(t, gap, "the allow-list is declared as a gap")
 }

@@ -205,7 +205,7 @@ func (s *session) stream(ctx context.Context, argv []string, stdin io.Reader, st
 func (s *session) lease() error {
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stderr strings.Builder
+	var stderr capped
 	ended := make(chan error, 1)
 	go func() {
 		err := s.stream(ctx, []string{s.helper(), "lease"}, pr, nil, &stderr)
@@ -258,8 +258,6 @@ func (s *session) delete() error {
 			s.waitEnded(ctx)
 		}
 		defer func() {
-			mountpoints.Default.Lock()
-			defer mountpoints.Default.Unlock()
 			for _, p := range mountpoints.Default.Release(s.placeholders) {
 				x.log.Warn("kubernetes executor: placeholder mount point not removed", "path", p)
 			}
@@ -320,7 +318,7 @@ type command struct {
 	finished chan struct{}
 	final    *wire.Final
 	err      error
-	stderr   strings.Builder
+	stderr   capped
 
 	omu     sync.Mutex
 	out     []byte
@@ -459,6 +457,28 @@ func (p *process) Wait() *executor.Result {
 func (p *process) Kill() error {
 	p.c.kill()
 	return nil
+}
+
+// capped keeps the first 64 KiB written to it: the helper's own
+// diagnostics, for error messages.
+type capped struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := 64<<10 - len(c.b); room > 0 {
+		c.b = append(c.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return string(c.b)
 }
 
 // remotecommandUpgradeFailed reports whether the websocket exec failed

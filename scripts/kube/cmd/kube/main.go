@@ -3,6 +3,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -28,7 +29,7 @@ func main() {
 	case "scheduler":
 		cmd = scheduler.NewSchedulerCommand()
 	case "kubelet":
-		cmd = kubelet.NewKubeletCommand()
+		cmd = kubelet.NewKubeletCommand(context.Background())
 	default:
 		fmt.Fprintf(os.Stderr, "kube: unknown component %q\n", os.Args[1])
 		os.Exit(2)
