@@ -89,6 +89,13 @@ var goldenCases = []goldenCase{
 }
 
 func TestGolden(t *testing.T) {
+	fakeRoot := t.TempDir() // the host's top-level entries, for a pod's read of /
+	for _, d := range []string{"srv", "work", "usr", "proc"} {
+		require.NoError(t, os.Mkdir(filepath.Join(fakeRoot, d), 0o755))
+	}
+	savedRoot := hostRootDir
+	hostRootDir = fakeRoot
+	t.Cleanup(func() { hostRootDir = savedRoot })
 	saved := runDir
 	runDir = t.TempDir() // no host daemon sockets in the golden files
 	t.Cleanup(func() { runDir = saved })

@@ -2,8 +2,11 @@ package policyderive
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -58,6 +61,9 @@ type PodOptions struct {
 	SeccompLocalhost string
 	// Resources are the container's requests and limits.
 	Resources corev1.ResourceRequirements
+	// HostNetworkWhenFull sets hostNetwork when the profile's network is
+	// full (the node's network namespace instead of the pod network).
+	HostNetworkWhenFull bool
 	// LeaseTimeout is how long cordon-pod init waits for the executor's
 	// lease before it ends the pod.
 	LeaseTimeout string
@@ -160,9 +166,17 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 			image = append(image, a.Path)
 		}
 	}
+	var binds []string // host trees mounted: a mask below one must stay
+	for _, m := range ms {
+		if m.Type == "bind" && m.Source != "/dev/null" {
+			binds = append(binds, m.Destination)
+		}
+	}
 	skipped := 0
 	for i, m := range ms {
-		if abspath.WithinAny(m.Destination, image) {
+		if abspath.WithinAny(m.Destination, image) && !slices.ContainsFunc(binds, func(b string) bool {
+			return b != m.Destination && abspath.Within(m.Destination, b)
+		}) {
 			skipped++
 			continue
 		}
@@ -211,6 +225,9 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: name, VolumeSource: vs})
 		c.VolumeMounts = append(c.VolumeMounts, vm)
 	}
+	if !claimRoot {
+		c.VolumeMounts, spec.Volumes = hostTop(pr, c.VolumeMounts, spec.Volumes, f)
+	}
 	spec.Containers = []corev1.Container{c}
 	if skipped > 0 {
 		f.add(Element{Class: Exact, Subject: "system paths", Control: ControlFSRead, Layer: LayerPod,
@@ -227,6 +244,9 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 			Detail: "a NetworkPolicy denies all ingress and egress of the session's pods, where the cluster's CNI enforces NetworkPolicy"})
 		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerSandbox,
 			Detail: fmt.Sprintf("network %s is enforced again inside the pod by the sandbox layer (Landlock and seccomp), whatever the cluster enforces", pr.Network)})
+	} else if opts.HostNetworkWhenFull {
+		r.Pod.HostNetwork = true
+		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerPod, Detail: "full: the node's network namespace (hostNetwork), no NetworkPolicy"})
 	} else {
 		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerPod, Detail: "full: the pod network, no NetworkPolicy"})
 	}
@@ -234,6 +254,61 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 		Detail: "every command runs under cordon-pod's Landlock and seccomp sandbox, derived from the same policy inside the pod: the file rules (hidden files and denied names included) hold there too"})
 	return r, f
 }
+
+// hostTop adds, for a read grant of "/" (trusted mode), a hostPath
+// volume of each of the host's top-level directories and files at its
+// path, read-only (read-write for a write grant of "/"): a container
+// cannot mount the host's / over its own root. Left out: /proc, /dev,
+// /sys, /tmp (the pod's own), symbolic links, what a volume already
+// covers, and the image's system directories (the top-level entries of
+// policy.DefaultSystem). Masks, being deeper, still apply.
+func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fidelity) ([]corev1.VolumeMount, []corev1.Volume) {
+	grant := func(l []Access) bool {
+		return slices.ContainsFunc(l, func(a Access) bool { return a.Path == "/" && a.Exists })
+	}
+	if !grant(pr.Read) {
+		return vms, vols
+	}
+	ro := !grant(pr.Write)
+	ents, err := os.ReadDir(hostRootDir)
+	if err != nil {
+		return vms, vols
+	}
+	skip := []string{"proc", "sys", "dev", "tmp"}
+	for _, sp := range policy.DefaultSystem() {
+		if top, _, _ := strings.Cut(strings.TrimPrefix(sp, "/"), "/"); top != "" {
+			skip = append(skip, top)
+		}
+	}
+	var added []string
+	for _, e := range ents {
+		name := e.Name()
+		p := "/" + name
+		if slices.Contains(skip, name) || e.Type()&fs.ModeSymlink != 0 || !(e.IsDir() || e.Type().IsRegular()) {
+			continue
+		}
+		if slices.ContainsFunc(vms, func(m corev1.VolumeMount) bool { return abspath.Within(p, m.MountPath) }) {
+			continue
+		}
+		t := corev1.HostPathDirectory
+		if !e.IsDir() {
+			t = corev1.HostPathFile
+		}
+		name = "top-" + strconv.Itoa(len(added))
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: new(t)}}})
+		vms = append(vms, corev1.VolumeMount{Name: name, MountPath: p, ReadOnly: ro})
+		added = append(added, p)
+	}
+	if len(added) > 0 {
+		f.add(Element{Class: Exact, Subject: "read /", Control: ControlFSRead, Layer: LayerPod,
+			Detail: "the host's top-level entries are mounted at their paths (" + strings.Join(added, ", ") + "); the image provides its system directories, and the pod its own /proc, /dev, /sys and /tmp"})
+	}
+	return vms, vols
+}
+
+// hostRootDir is the directory hostTop lists ("/"; the golden tests
+// list a fixture instead, so their files do not depend on the host).
+var hostRootDir = "/"
 
 func hasOpt(opts []string, o string) bool {
 	for _, x := range opts {

@@ -429,8 +429,8 @@ func renderViews(t *rapid.T, pr *Profile) []backendView {
 	// The kubernetes pod: its volumes alone (the pod layer, which every
 	// node enforces) must be sound, in both volume modes; the sandbox
 	// layer inside it is the landlock rendering checked below.
-	pt, pf := podTable(t, pr, "")
-	ct, _ := podTable(t, pr, "claim")
+	pt, pf, pdebug := podTable(t, pr, "")
+	ct, _, cdebug := podTable(t, pr, "claim")
 	rs := Landlock(pr, LandlockMaxABI)
 	lm := landlockModel{rs: rs}
 	// A lower ABI too: what it cannot restrict must be declared, and
@@ -451,10 +451,10 @@ func renderViews(t *rapid.T, pr *Profile) []backendView {
 	return []backendView{
 		{name: "bwrap", fid: bf, read: func(p probe) bool { return bt.read(p.path) }, write: func(p probe) bool { return bt.write(p.path) }},
 		{name: "oci", fid: of, read: func(p probe) bool { return ot.read(p.path) }, write: func(p probe) bool { return ot.write(p.path) }},
-		{name: "pod", fid: pf, image: true, read: func(p probe) bool { return pt.read(p.path) }, write: func(p probe) bool { return pt.write(p.path) }},
+		{name: "pod", fid: pf, image: true, debug: pdebug, read: func(p probe) bool { return pt.read(p.path) }, write: func(p probe) bool { return pt.write(p.path) }},
 		// A claim-backed pod leaves hidden files to the sandbox layer: it
 		// is sound with that layer, and never looser than its own volumes.
-		{name: "pod", fid: pf, image: true, read: func(p probe) bool { return ct.read(p.path) && lm.read(p.path, p.dir) }, write: func(p probe) bool { return ct.write(p.path) && lm.write(p.path, p.exists, p.dir) }},
+		{name: "pod", fid: pf, image: true, debug: cdebug, read: func(p probe) bool { return ct.read(p.path) && lm.read(p.path, p.dir) }, write: func(p probe) bool { return ct.write(p.path) && lm.write(p.path, p.exists, p.dir) }},
 		{name: "landlock", fid: rs.Fidelity, read: func(p probe) bool { return lm.read(p.path, p.dir) }, write: func(p probe) bool { return lm.write(p.path, p.exists, p.dir) }},
 		{name: "landlock", fid: old.Fidelity, read: func(p probe) bool { return om.read(p.path, p.dir) }, write: func(p probe) bool { return om.write(p.path, p.exists, p.dir) }},
 		{name: "sbpl", fid: sf, debug: text + strings.Join(params, "\n"), read: func(p probe) bool { return sbplAllows("file-read-data", p.path) }, write: func(p probe) bool { return sbplAllows("file-write-data", p.path) }},
@@ -464,7 +464,7 @@ func renderViews(t *rapid.T, pr *Profile) []backendView {
 // podTable renders the profile as a pod (image mode: the image provides
 // the System paths) and models its volume mounts; claim names a claim
 // holding the root ("": hostPath volumes).
-func podTable(t *rapid.T, pr *Profile, claim string) (*mountTable, *Fidelity) {
+func podTable(t *rapid.T, pr *Profile, claim string) (*mountTable, *Fidelity, string) {
 	r, f := PodSpec(pr, PodOptions{Image: "i", Helper: "/h", Claim: claim, UID: 1, GID: 1, Labels: map[string]string{"s": "x"}})
 	require.Len(t, r.Pod.Containers, 1)
 	vols := map[string]corev1.Volume{}
@@ -501,7 +501,11 @@ func podTable(t *rapid.T, pr *Profile, claim string) (*mountTable, *Fidelity) {
 	} else {
 		require.Equal(t, policy.NetworkFull, pr.Network)
 	}
-	return mt, f
+	var dbg strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&dbg, "%s %s %s %v\n", m.Type, m.Source, m.Destination, m.Options)
+	}
+	return mt, f, dbg.String()
 }
 
 // checkUsability asserts the converse where it matters, so that a

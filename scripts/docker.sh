@@ -277,23 +277,10 @@ cmd_up() {
 # and nobody, a sticky /tmp. The tar is reproducible (sorted, mtime 0,
 # numeric root ownership), so its digest names the image.
 build_rootfs() {
-	local bb="$1" dir="$BUILD_DIR/image" rootfs applet
-	rootfs="$dir/rootfs"
-	rm -rf "$rootfs"
-	mkdir -p "$rootfs"/bin "$rootfs"/sbin "$rootfs"/usr/bin "$rootfs"/usr/sbin \
-		"$rootfs"/etc "$rootfs"/root "$rootfs"/home "$rootfs"/dev "$rootfs"/proc "$rootfs"/sys "$rootfs"/tmp
-	chmod 1777 "$rootfs/tmp"
-	chmod 700 "$rootfs/root"
-	cp "$bb" "$rootfs/bin/busybox"
-	chmod 755 "$rootfs/bin/busybox"
-	for applet in $("$rootfs/bin/busybox" --list-full); do
-		[ -e "$rootfs/$applet" ] || [ -L "$rootfs/$applet" ] || ln -s /bin/busybox "$rootfs/$applet"
-	done
-	[ -L "$rootfs/bin/sh" ] || ln -s /bin/busybox "$rootfs/bin/sh"
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$rootfs/etc/passwd"
-	printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
+	local bb="$1" dir="$BUILD_DIR/image"
+	busybox_rootfs "$dir/rootfs" "$bb"
 	tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner \
-		-C "$rootfs" -cf "$dir/rootfs.tar.tmp" .
+		-C "$dir/rootfs" -cf "$dir/rootfs.tar.tmp" .
 	mv "$dir/rootfs.tar.tmp" "$dir/rootfs.tar"
 }
 

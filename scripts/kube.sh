@@ -400,24 +400,18 @@ cmd_image() {
 	(cd "$SRC" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$dir/rootfs/pause" ./pause)
 	oci_image "$dir" cordon.local/pause:1 /pause >/dev/null
 	ctr --address "$SOCK" -n k8s.io images import --no-unpack=false "$dir/image.tar" >/dev/null
-	# The test image: busybox, /etc/passwd, /tmp and cordon-pod.
+	# The test image: busybox (as the docker backend's test image) and
+	# cordon-pod.
 	dir="$K/images/test"
-	rm -rf "$dir/rootfs"
-	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/etc" "$dir/rootfs/tmp" "$dir/rootfs/usr/local/bin" "$dir/rootfs/usr/bin" "$dir/rootfs/root"
-	chmod 1777 "$dir/rootfs/tmp"
-	cp "$bb" "$dir/rootfs/bin/busybox"
-	local applet
-	for applet in $("$bb" --list); do
-		[ "$applet" = busybox ] || ln -sf busybox "$dir/rootfs/bin/$applet"
-	done
-	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$dir/rootfs/etc/passwd"
-	printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/rootfs/etc/group"
+	busybox_rootfs "$dir/rootfs" "$bb"
+	mkdir -p "$dir/rootfs/usr/local/bin"
 	(cd "$CORDON_ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$dir/rootfs/usr/local/bin/cordon-pod" ./cmd/cordon-pod)
 	sum="$(oci_image "$dir" cordon.local/kube-test:pending /usr/local/bin/cordon-pod | cut -c1-12)"
 	ref="cordon.local/kube-test:$sum"
 	oci_image "$dir" "$ref" /usr/local/bin/cordon-pod >/dev/null
 	ctr --address "$SOCK" -n k8s.io images import "$dir/image.tar" >/dev/null
 	printf '%s\n' "$ref" >"$K/test-image"
+	[ ! -f "$STATE/admin.kubeconfig" ] || write_env
 	log "kube: imported $ref and cordon.local/pause:1"
 }
 

@@ -141,3 +141,24 @@ go_list_dir() {
 	[ -n "$d" ] || return 1
 	printf '%s\n' "$d"
 }
+
+# busybox_rootfs DIR BUSYBOX makes DIR a minimal root file system: the
+# static busybox with every applet linked at its full path (/bin, /sbin,
+# /usr/bin, /usr/sbin), /etc/passwd and /etc/group with root and nobody,
+# /tmp (1777), /root, /home and the mount points /dev, /proc, /sys.
+busybox_rootfs() {
+	local rootfs="$1" bb="$2" applet
+	rm -rf "$rootfs"
+	mkdir -p "$rootfs"/bin "$rootfs"/sbin "$rootfs"/usr/bin "$rootfs"/usr/sbin \
+		"$rootfs"/etc "$rootfs"/root "$rootfs"/home "$rootfs"/dev "$rootfs"/proc "$rootfs"/sys "$rootfs"/tmp
+	chmod 1777 "$rootfs/tmp"
+	chmod 700 "$rootfs/root"
+	cp "$bb" "$rootfs/bin/busybox"
+	chmod 755 "$rootfs/bin/busybox"
+	for applet in $("$rootfs/bin/busybox" --list-full); do
+		[ -e "$rootfs/$applet" ] || [ -L "$rootfs/$applet" ] || ln -s /bin/busybox "$rootfs/$applet"
+	done
+	[ -L "$rootfs/bin/sh" ] || ln -s /bin/busybox "$rootfs/bin/sh"
+	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$rootfs/etc/passwd"
+	printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
+}

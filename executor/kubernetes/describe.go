@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"strconv"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // allControls are the controls this backend reports on.
@@ -23,9 +26,12 @@ var allControls = []executor.Control{
 // Describe reports what the executor enforces. The pod layer (volumes,
 // security context, the pod's own namespaces) holds on every node; what
 // the sandbox layer enforces depends on the node's kernel, so it is read
-// from cordon-pod describe in the session pod once one runs (the first
-// command). Before that every control the sandbox layer carries is
-// listed as a gap saying so: nothing unverified is claimed.
+// from cordon-pod describe in a pod: the session pod when one runs,
+// else a pod started for the purpose (with no volumes) and deleted
+// again; the answer is kept for the process's life, per API server,
+// namespace, image, runtime class, seccomp profile and user. Where no pod answers (the cluster cannot
+// run one), every control is listed as a gap saying so: nothing
+// unverified is claimed.
 func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	caps := executor.Capabilities{
 		Backend:    Backend,
@@ -54,7 +60,7 @@ func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 	inPod := x.sandboxCaps(ctx)
 	if inPod == nil {
 		for _, c := range allControls {
-			caps.Gaps = append(caps.Gaps, executor.Gap{Control: c, Reason: "not verified yet: the in-pod sandbox reports what the node enforces once a session pod runs (after the first command)"})
+			caps.Gaps = append(caps.Gaps, executor.Gap{Control: c, Reason: "not verified: no pod could be started to report what the in-pod sandbox enforces on the cluster's nodes"})
 		}
 		return caps
 	}
@@ -95,23 +101,60 @@ func (x *Executor) volumesInfo() string {
 	return "hostPath: the root and grants are the node's paths, so the pod must run on the caller's machine (a single-node cluster, or a caller on the node)"
 }
 
-// sandboxCaps returns the sandbox layer's capabilities, asked of the
-// current session pod once and kept; nil while no pod runs.
+// describeCache keeps the sandbox layer's report per cluster and pod
+// configuration for the life of the process (describeKey), so that
+// executors made one after another (a session per workspace) ask once.
+var describeCache sync.Map
+
+func (x *Executor) describeKey() string {
+	c := x.cfg
+	return strings.Join([]string{x.rest.Host, x.namespace, c.Image, x.helperPath(), c.RuntimeClassName, c.SeccompLocalhost,
+		fmt.Sprint(x.uid, x.gid)}, "\x00")
+}
+
+// sandboxCaps returns the sandbox layer's capabilities, asked of a
+// session pod once and kept: the current session's when one runs, else
+// a pod of its own with no volumes, deleted right after. nil when no pod
+// could answer.
 func (x *Executor) sandboxCaps(ctx context.Context) *executor.Capabilities {
 	x.mu.Lock()
+	if x.inPod == nil {
+		if v, ok := describeCache.Load(x.describeKey()); ok {
+			x.inPod = v.(*executor.Capabilities)
+		}
+	}
 	if x.inPod != nil {
 		c := x.inPod.Clone()
 		x.mu.Unlock()
 		return &c
 	}
-	s := x.current
-	x.mu.Unlock()
-	if s == nil {
+	if x.closed {
+		x.mu.Unlock()
 		return nil
+	}
+	s := x.current
+	var own *session
+	if s == nil {
+		x.seq++
+		name := fmt.Sprintf("cordon-%s-%d", x.id, x.seq)
+		r, _ := policyderive.PodSpec(&policyderive.Profile{Network: policy.NetworkNone, PrivateTmp: true}, x.podOptions(name))
+		own = &session{x: x, name: name, ready: make(chan struct{})}
+		x.retired = append(x.retired, own) // Close deletes it, should Describe not
+		s = own
+		x.mu.Unlock()
+		own.start(r)
+		defer func() {
+			own.delete()
+			x.mu.Lock()
+			x.retired = slices.DeleteFunc(x.retired, func(r *session) bool { return r == own })
+			x.mu.Unlock()
+		}()
+	} else {
+		x.mu.Unlock()
 	}
 	select {
 	case <-s.ready:
-	default:
+	case <-ctx.Done():
 		return nil
 	}
 	if s.err != nil || !s.alive() {
@@ -119,7 +162,8 @@ func (x *Executor) sandboxCaps(ctx context.Context) *executor.Capabilities {
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	var out, errb strings.Builder
+	var out strings.Builder
+	var errb capped
 	if err := s.stream(ctx, []string{x.helperPath(), "describe"}, nil, &out, &errb); err != nil {
 		x.log.Debug("kubernetes executor: cordon-pod describe failed", "err", err, "stderr", errb.String())
 		return nil
@@ -132,10 +176,10 @@ func (x *Executor) sandboxCaps(ctx context.Context) *executor.Capabilities {
 	if c.Info == nil {
 		c.Info = map[string]string{}
 	}
-	c.Info["best_effort"] = strconv.FormatBool(c.BestEffort)
 	x.mu.Lock()
 	x.inPod = &c
 	x.mu.Unlock()
+	describeCache.Store(x.describeKey(), &c)
 	cc := c.Clone()
 	return &cc
 }

@@ -86,6 +86,12 @@ type Config struct {
 	Claim string
 	// RuntimeClassName selects a runtime class (gVisor, Kata).
 	RuntimeClassName string
+	// HostNetworkWhenFull gives the pod the node's network namespace
+	// (hostNetwork) when the policy grants full network access, as the
+	// docker backend's default does: commands then reach the node's
+	// loopback services. The default is the pod network. It never
+	// applies to network none.
+	HostNetworkWhenFull bool
 	// SeccompLocalhost is a seccomp profile on the node, relative to the
 	// kubelet's seccomp directory ("": RuntimeDefault).
 	SeccompLocalhost string
@@ -287,7 +293,7 @@ func PodOptions(cfg Config, uid, gid int64, labels map[string]string) policyderi
 	return policyderive.PodOptions{
 		Image: cfg.Image, PullPolicy: cfg.PullPolicy, Helper: cmp.Or(cfg.Helper, DefaultHelper),
 		Claim: cfg.Claim, UID: uid, GID: gid, RuntimeClassName: cfg.RuntimeClassName,
-		SeccompLocalhost: cfg.SeccompLocalhost, Resources: cfg.Resources,
+		SeccompLocalhost: cfg.SeccompLocalhost, Resources: cfg.Resources, HostNetworkWhenFull: cfg.HostNetworkWhenFull,
 		LeaseTimeout: DefaultLeaseTimeout.String(), Labels: labels,
 	}
 }
@@ -349,7 +355,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 		s.running++
 		x.mu.Unlock()
 		mountpoints.Default.Unlock()
-		return s, nil
+		return x.ready(ctx, s)
 	}
 	old := x.current
 	s := &session{x: x, name: name, digest: d, ready: make(chan struct{}), running: 1, placeholders: pr.Placeholders()}
@@ -365,6 +371,12 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	}
 	x.mu.Unlock()
 	s.start(r)
+	return x.ready(ctx, s)
+}
+
+// ready waits until s runs (or failed to start), for a command counted
+// in it.
+func (x *Executor) ready(ctx context.Context, s *session) (*session, error) {
 	select {
 	case <-s.ready:
 	case <-ctx.Done():

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -334,6 +335,12 @@ func (s *session) exec(ctx context.Context, req *executor.Request, background bo
 		OutputLimit: req.OutputLimit, Background: background, BestEffort: s.x.cfg.BestEffort}
 	if wr.Dir == "" {
 		wr.Dir = req.Root
+	}
+	if !slices.ContainsFunc(req.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		// busybox's sh exports a PATH of its own when it starts without
+		// one; the environment must be exactly Request.Env (busybox still
+		// finds its applets without PATH).
+		wr.Command = "unset PATH\n" + wr.Command
 	}
 	if wr.Policy.Network == policy.NetworkAllowList {
 		// Best effort only (strict mode refused it): no proxy in the pod.
