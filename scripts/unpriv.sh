@@ -10,7 +10,8 @@
 #
 # with its own HOME and TMPDIR, no capabilities, and this environment:
 #   CORDON_UNPRIVILEGED=1                 (internal/testenv.Unprivileged)
-#   CORDON_REQUIRE=<the caller's, minus docker>  (no Docker socket access as uid 65534)
+#   CORDON_REQUIRE=<the caller's, minus docker and kubernetes>  (no Docker socket
+#                   or cluster credentials as uid 65534)
 #   HOME, TMPDIR, GOCACHE, PATH, USER, LOGNAME
 #
 # Knobs: UNPRIV_PKGS (default ./executor/bwrap/ ./executor/landlock/;
@@ -49,12 +50,13 @@ if ! have setpriv; then
 	exit 0
 fi
 
-# The caller's CORDON_REQUIRE without docker: uid $uid cannot reach the
-# root-owned Docker socket, so Docker tests skip in this run.
+# The caller's CORDON_REQUIRE without docker and kubernetes: uid $uid
+# cannot reach the root-owned Docker socket or read the private
+# cluster's admin credentials, so their tests skip in this run.
 require=
 for item in $(printf '%s' "${CORDON_REQUIRE:-}" | tr ',' ' '); do
 	case "$(printf '%s' "$item" | tr '[:upper:]' '[:lower:]')" in
-	docker) ;;
+	docker | kubernetes) ;;
 	*) require="${require:+$require,}$item" ;;
 	esac
 done
