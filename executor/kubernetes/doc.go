@@ -72,8 +72,25 @@
 // In strict mode a profile the node cannot enforce is refused with
 // *executor.UnenforceableError, carrying the gaps the sandbox layer
 // reported; the node's kernel needs Landlock. Describe reports the
-// sandbox layer's own description, asked of the session pod (cordon-pod
-// describe) once one runs.
+// sandbox layer's own description (cordon-pod describe), asked of the
+// session pod, or of a pod started for the purpose with no volumes and
+// deleted again, and kept for the process's life per API server,
+// namespace, image, runtime class, seccomp profile and user.
+//
+// # Choices
+//
+//   - network: full is the pod network by default; Config.HostNetworkWhenFull
+//     gives such pods the node's network namespace instead (the docker
+//     backend's default), so commands reach the node's loopback services.
+//   - A trusted policy's read of / mounts the host's top-level entries
+//     read-only (read-write for a write of /) at their paths, except
+//     /proc, /dev, /sys, /tmp and the image's system directories; masks
+//     still apply below them.
+//   - Masks of host files inside the image's system directories are not
+//     mounted (the pod has the image's files there), unless a host tree
+//     mounted above them exposes them.
+//   - The environment is exactly Request.Env: busybox's sh exports a
+//     PATH of its own, so a request without PATH runs "unset PATH" first.
 //
 // # What it needs
 //
