@@ -172,9 +172,15 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 			binds = append(binds, m.Destination)
 		}
 	}
+	masks := map[string]bool{}
+	for _, mk := range pr.Masks {
+		masks[mk.Path] = true
+	}
 	skipped := 0
 	for i, m := range ms {
-		if abspath.WithinAny(m.Destination, image) && !slices.ContainsFunc(binds, func(b string) bool {
+		// Only masks are skipped: the root and grants are always mounted,
+		// wherever they are (a root under /opt).
+		if masks[m.Destination] && abspath.WithinAny(m.Destination, image) && !slices.ContainsFunc(binds, func(b string) bool {
 			return b != m.Destination && abspath.Within(m.Destination, b)
 		}) {
 			skipped++

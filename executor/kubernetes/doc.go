@@ -94,9 +94,9 @@
 //
 // # What it needs
 //
-// RBAC in the namespace: jobs (batch) create, get, delete; pods list,
-// get, delete, deletecollection; pods/exec create; networkpolicies
-// (networking.k8s.io) create, delete. An image with a shell, the tools
+// RBAC in the namespace: jobs (batch) create, delete; pods list, get,
+// delete; pods/exec create (and get, for older API servers);
+// networkpolicies (networking.k8s.io) create, delete. An image with a shell, the tools
 // the agent needs and cordon-pod at Config.Helper (built with
 // CGO_ENABLED=0 from cmd/cordon-pod). Network allow-lists
 // (policy.NetworkAllowList) are refused in strict mode: no proxy runs in

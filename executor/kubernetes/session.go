@@ -40,7 +40,8 @@ type session struct {
 	err   error
 	pod   string
 
-	running int // commands in it (under x.mu)
+	uid     string // the Job's UID: its pods carry it, and only they are used
+	running int    // commands in it (under x.mu)
 	// placeholders are the mount points its pod has the runtime create,
 	// released when the pod's container is gone.
 	placeholders []policyderive.Mask
@@ -104,6 +105,7 @@ func (s *session) create(r *policyderive.PodRendering) error {
 			return fmt.Errorf("kubernetes executor: creating the session NetworkPolicy: %w", err)
 		}
 	}
+	s.uid = string(created.UID)
 	pod, err := s.waitRunning(ctx)
 	if err != nil {
 		return err
@@ -126,12 +128,17 @@ func cmpDur(d, def time.Duration) time.Duration {
 // waitRunning waits for the Job's pod to run and returns its name.
 func (s *session) waitRunning(ctx context.Context) (string, error) {
 	x := s.x
-	sel := LabelSession + "=" + s.name
+	// The Job controller labels its pods with the Job's UID: a pod someone
+	// else made with the session's label is never used.
+	sel := "batch.kubernetes.io/controller-uid=" + s.uid
 	var last string
 	for {
 		pods, err := x.client.CoreV1().Pods(x.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 		if err == nil {
 			for _, p := range pods.Items {
+				if c := metav1.GetControllerOf(&p); c == nil || string(c.UID) != s.uid {
+					continue
+				}
 				switch p.Status.Phase {
 				case corev1.PodRunning:
 					for _, cs := range p.Status.ContainerStatuses {
@@ -268,9 +275,10 @@ func (s *session) delete() error {
 		if err := x.client.BatchV1().Jobs(x.namespace).Delete(ctx, s.name, metav1.DeleteOptions{PropagationPolicy: &bg, GracePeriodSeconds: new(int64(0))}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
 		}
-		if err := x.client.CoreV1().Pods(x.namespace).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))},
-			metav1.ListOptions{LabelSelector: LabelSession + "=" + s.name}); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, err)
+		if s.pod != "" {
+			if err := x.client.CoreV1().Pods(x.namespace).Delete(ctx, s.pod, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
 		}
 		if err := x.client.NetworkingV1().NetworkPolicies(x.namespace).Delete(ctx, s.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, err)
@@ -373,6 +381,7 @@ func (s *session) exec(ctx context.Context, req *executor.Request, background bo
 		for {
 			var m wire.Message
 			if err := dec.Decode(&m); err != nil {
+				pr.CloseWithError(err) // unblocks the request writer and later kill lines
 				serr := <-streamed
 				c.err = fmt.Errorf("kubernetes executor: cordon-pod run on pod %s ended without a result: %v %v %s", s.pod, err, serr, trimmed([]byte(c.stderr.String())))
 				return
