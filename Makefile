@@ -6,8 +6,8 @@
 # a private dockerd under $(BUILD_DIR)/docker; a local busybox test image
 # built without any registry; a private single-node Kubernetes cluster
 # under $(BUILD_DIR)/kube (etcd-server, containerd, runc,
-# containernetworking-plugins, kubectl from apt; Kubernetes built from the
-# Go module proxy). Tests read DOCKER_HOST, CORDON_DOCKER_IMAGE,
+# containernetworking-plugins from apt; Kubernetes, kubectl included, built
+# from the Go module proxy). Tests read DOCKER_HOST, CORDON_DOCKER_IMAGE,
 # KUBECONFIG, CORDON_KUBE_IMAGE, CORDON_REQUIRE and CORDON_UNPRIVILEGED
 # (see internal/testenv).
 
@@ -97,9 +97,9 @@ docker-up:
 docker-down:
 	@$(S)/docker.sh down
 
-## kube-up: provision, build Kubernetes (cached) and start the private single-node cluster
+## kube-up: provision, build Kubernetes (cached), start the private single-node cluster; leaves it running (set -a; . build/kube/env; set +a)
 kube-up: provision
-	@$(S)/kube.sh up
+	@$(S)/kube.sh up && cat $(BUILD_DIR)/kube/env
 
 ## kube-down: stop the private cluster and remove its state
 kube-down:

@@ -3,31 +3,55 @@
 # built without any container registry.
 #
 #   scripts/kube.sh build   build Kubernetes (one binary: apiserver,
-#                           controller-manager, scheduler, kubelet) from the
-#                           Go module proxy; cached by version
+#                           controller-manager, scheduler, kubelet, kubectl)
+#                           from the Go module proxy; cached by version and
+#                           wrapper digest
 #   scripts/kube.sh image   the pause and test images (busybox and
-#                           cordon-pod built from this tree), imported with ctr
+#                           cordon-pod built from this tree), imported with
+#                           ctr into the running cluster; run it again after
+#                           changing cmd/cordon-pod (the tag follows the content)
 #   scripts/kube.sh up      build, start etcd, containerd, the control plane
 #                           and the kubelet, wait for the node, import the
-#                           images, write the env file
+#                           images, write the env file (a running cluster is
+#                           reused: only the images are imported again)
 #   scripts/kube.sh down    stop everything, unmount, remove the state
-#   scripts/kube.sh status  exit 0 when the API server answers
+#   scripts/kube.sh status  exit 0 when the API server answers (prints the env file)
 #   scripts/kube.sh env     print the env file
 #
-# Kubernetes v1.34 (KUBE_VERSION): v1.35 fails on cgroup v1 by default and
+# Kubernetes v1.34 (as scripts/kube/go.mod requires it): v1.35 fails on cgroup v1 by default and
 # v1.36 drops containerd 1.x, which is what apt has. The k8s.io/kubernetes
-# module has no staging/ directory, so a wrapper module
-# (scripts/kube/go.mod, its main in scripts/kube/cmd/kube) requires it and replaces every staging module with
-# its v0.x release. From apt: etcd-server, containerd, runc,
-# containernetworking-plugins, kubectl, openssl (scripts/provision.sh).
+# module has no staging/ directory, so a wrapper module (scripts/kube/go.mod,
+# its main in scripts/kube/cmd/kube) requires it and replaces every staging
+# module with its v0.x release; kubectl is in the same binary (Debian's apt
+# has no kubectl of a supported skew), linked as $BUILD_DIR/kube/kubectl/
+# kubectl. From apt: etcd-server, containerd, runc,
+# containernetworking-plugins, busybox-static, iproute2, openssl
+# (scripts/provision.sh).
 #
-# Everything is private to this checkout and on loopback: state under
-# $BUILD_DIR/kube (certificates, etcd data, containerd root and state, the
-# kubelet's root dir, logs), containerd's socket there, the API server on
-# 127.0.0.1:$KUBE_API_PORT, etcd, the kubelet, controller-manager and
-# scheduler on fixed loopback ports beside it. The pods get a bridge in
-# 10.244.77.0/24 with no route out and no masquerade. No CoreDNS and no
-# kube-proxy (their images cannot be had; the tests need neither).
+# Everything is private to this build dir and on loopback. Layout:
+#
+#   $BUILD_DIR/kube/bin/kube-$KUBE_VERSION-DIGEST  the binary (kept by "down")
+#   $BUILD_DIR/kube/kubectl/kubectl         a link to it (with-env.sh puts it on PATH)
+#   $BUILD_DIR/kube/images/                 the image root file systems and archives
+#   $BUILD_DIR/kube/env                     the env file (below)
+#   $BUILD_DIR/kube/state/                  all "down" removes: pki/ (CA,
+#       serving and client certificates, service-account key), *.kubeconfig,
+#       etcd/, containerd/ (config, root, state, runc root, socket), kubelet/
+#       (config, --root-dir), cni/ (net.d, IPAM), logs/, *.pid
+#
+# Names per build dir (HASH from $BUILD_DIR, as docker.sh): the kubelet's
+# cgroup root /cordon-kube-HASH (in every hierarchy; docker's stays apart),
+# the pods' bridge ckube-HASH (10.244.77.0/24, no address on the host, no
+# masquerade, so no route out), and the ports, on 127.0.0.1 only, from
+# KUBE_PORT_BASE (default 16000 + 20 * (HASH mod 200)): the API server at
+# +0, etcd +1 (peer +2), the kubelet +3 (healthz +4), controller-manager +5,
+# scheduler +6. The node is named localhost. No CoreDNS and no kube-proxy
+# (their images cannot be had; the tests need neither). Pods need
+# imagePullPolicy: Never (the images are imported, not pulled).
+#
+# Knobs: KUBE_PORT_BASE (or KUBE_API_PORT, ETCD_PORT, ...
+# one by one), KUBE_START_TIMEOUT (seconds per step, default 90),
+# CORDON_KUBE=off (skip).
 #
 # Env file ($BUILD_DIR/kube/env), read by scripts/with-env.sh:
 #   KUBECONFIG=…/admin.kubeconfig
@@ -36,35 +60,54 @@
 #
 # Exit status of build/image/up: 0 ready, 2 skipped (not Linux, not root,
 # CORDON_KUBE=off, a tool missing) with the reason printed, 1 an error. A
-# skip is an error when CORDON_REQUIRE names kubernetes.
+# skip is an error when CORDON_REQUIRE names kubernetes. "up" that fails
+# tears down what it started.
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-KUBE_VERSION="${KUBE_VERSION:-v1.34.4}"
-KUBE_API_PORT="${KUBE_API_PORT:-16443}"
-ETCD_PORT="${ETCD_PORT:-12379}"
-ETCD_PEER_PORT="${ETCD_PEER_PORT:-12380}"
-KUBELET_PORT="${KUBELET_PORT:-10250}"
-KUBELET_HEALTH_PORT="${KUBELET_HEALTH_PORT:-10248}"
-KCM_PORT="${KCM_PORT:-10257}"
-SCHED_PORT="${SCHED_PORT:-10259}"
+# The version is the one scripts/kube/go.mod requires.
+KUBE_VERSION="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ { print $2; exit }' "$CORDON_ROOT/scripts/kube/go.mod")"
+[ -n "$KUBE_VERSION" ] || die "kube: scripts/kube/go.mod requires no k8s.io/kubernetes"
+HASH="$(short_hash "$BUILD_DIR")"
+KUBE_PORT_BASE="${KUBE_PORT_BASE:-$((16000 + 20 * ($((16#$HASH)) % 200)))}"
+KUBE_API_PORT="${KUBE_API_PORT:-$KUBE_PORT_BASE}"
+ETCD_PORT="${ETCD_PORT:-$((KUBE_PORT_BASE + 1))}"
+ETCD_PEER_PORT="${ETCD_PEER_PORT:-$((KUBE_PORT_BASE + 2))}"
+KUBELET_PORT="${KUBELET_PORT:-$((KUBE_PORT_BASE + 3))}"
+KUBELET_HEALTH_PORT="${KUBELET_HEALTH_PORT:-$((KUBE_PORT_BASE + 4))}"
+KCM_PORT="${KCM_PORT:-$((KUBE_PORT_BASE + 5))}"
+SCHED_PORT="${SCHED_PORT:-$((KUBE_PORT_BASE + 6))}"
+START_TIMEOUT="${KUBE_START_TIMEOUT:-90}"
 # The node is named localhost, which resolves to 127.0.0.1 everywhere:
 # the API server reaches the kubelet by that Hostname address (the
 # kubelet refuses a loopback --node-ip), so exec traffic stays on
 # loopback.
 NODE="localhost"
 POD_CIDR="10.244.77.0/24"
-BRIDGE="cordon-kube0"
+BRIDGE="ckube-$HASH"
+CGROUP_ROOT="/cordon-kube-$HASH"
+PAUSE_IMAGE="cordon.local/pause:1"
 
 K="$BUILD_DIR/kube"
 STATE="$K/state" # everything "down" removes
 PKI="$STATE/pki"
 LOGS="$STATE/logs"
-BIN="$K/bin/kube-$KUBE_VERSION"
-SOCK="$STATE/containerd/containerd.sock"
-ENVFILE="$K/env"
+# The binary is named by the version and a digest of the wrapper module
+# (go.mod, go.sum, main), so a change there builds it again.
 SRC="$CORDON_ROOT/scripts/kube"
+BIN="$K/bin/kube-$KUBE_VERSION-$(cat "$SRC/go.mod" "$SRC/go.sum" "$SRC/cmd/kube/main.go" | sha256sum | cut -c1-8)"
+# kubectl is the binary too (a link named kubectl), version-matched:
+# Debian's apt has no kubectl of a supported skew.
+KUBECTL="$K/kubectl/kubectl"
+ENVFILE="$K/env"
+# containerd's sockets: under the state dir unless the path would not fit
+# in a unix socket address (107 bytes).
+SOCKDIR="$STATE/containerd"
+if [ "${#SOCKDIR}" -gt 80 ]; then
+	SOCKDIR="/run/cordon-kube-$HASH"
+fi
+SOCK="$SOCKDIR/containerd.sock"
 
 # skip ends with status 2 (or 1 when kubernetes is required).
 skip() {
@@ -80,40 +123,51 @@ precheck() {
 	is_linux || skip "a private cluster needs Linux (this is $(uname -s))"
 	is_root || skip "a private cluster needs root (uid $(id -u))"
 	local t
-	for t in etcd containerd runc ctr kubectl openssl ip; do
+	for t in etcd containerd containerd-shim-runc-v2 runc ctr openssl ip ss; do
 		have "$t" || skip "$t is not installed (scripts/provision.sh installs it as root with apt)"
 	done
-	[ -x /usr/lib/cni/bridge ] || skip "the CNI plugins are not installed (containernetworking-plugins)"
+	for t in bridge host-local loopback; do
+		[ -x "/usr/lib/cni/$t" ] || skip "the CNI plugin $t is not installed (containernetworking-plugins)"
+	done
+	static_busybox >/dev/null || skip "no statically linked busybox (busybox-static)"
+	have "$GO" || skip "Go ($GO) is not installed: Kubernetes is built from source"
 }
 
 cmd_build() {
 	precheck
-	if [ -x "$BIN" ]; then
-		return 0
+	if [ ! -x "$BIN" ]; then
+		local start ld minor old
+		start="$(now)"
+		minor="${KUBE_VERSION#v1.}"
+		minor="${minor%%.*}"
+		mkdir -p "$(dirname "$BIN")"
+		ld="-s -w"
+		ld="$ld -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
+		ld="$ld -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
+		ld="$ld -X k8s.io/component-base/version.gitTreeState=clean"
+		ld="$ld -X k8s.io/component-base/version.buildDate=2026-01-01T00:00:00Z"
+		ld="$ld -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
+		ld="$ld -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=$minor"
+		log "kube: building Kubernetes $KUBE_VERSION (about 8 minutes cold on 2 cores, seconds with the Go build cache)"
+		(cd "$SRC" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off "$GO" build -trimpath -ldflags "$ld" -o "$BIN.tmp" ./cmd/kube)
+		mv "$BIN.tmp" "$BIN"
+		# Earlier builds (another version or wrapper) are not kept.
+		for old in "$K"/bin/kube-*; do
+			if [ "$old" != "$BIN" ]; then rm -f "$old"; fi
+		done
+		log "kube: built $BIN in $(since "$start")"
 	fi
-	local start ld
-	start="$(now)"
-	mkdir -p "$(dirname "$BIN")"
-	ld="-s -w"
-	ld="$ld -X k8s.io/component-base/version.gitVersion=$KUBE_VERSION"
-	ld="$ld -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=34"
-	ld="$ld -X k8s.io/component-base/version.gitTreeState=clean"
-	ld="$ld -X k8s.io/component-base/version.buildDate=2026-01-01T00:00:00Z"
-	ld="$ld -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
-	ld="$ld -X k8s.io/client-go/pkg/version.gitMajor=1 -X k8s.io/client-go/pkg/version.gitMinor=34"
-	log "kube: building Kubernetes $KUBE_VERSION (about 8 minutes cold on 2 cores, seconds with the Go build cache)"
-	(cd "$SRC" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "$ld" -o "$BIN.tmp" ./cmd/kube)
-	mv "$BIN.tmp" "$BIN"
-	log "kube: built $BIN in $(since "$start")"
+	mkdir -p "$(dirname "$KUBECTL")"
+	ln -sfn "$BIN" "$KUBECTL"
 }
 
 # ---- certificates -------------------------------------------------------
 
 # cert NAME CN O [SAN]: a key and a certificate signed by the CA.
 cert() {
-	local name="$1" cn="$2" o="$3" san="${4:-}" ext="$PKI/$1.ext"
+	local name="$1" cn="$2" o="$3" san="${4:-}" ext="$PKI/$1.ext" subj
 	openssl genrsa -out "$PKI/$name.key" 2048 2>/dev/null
-	local subj="/CN=$cn"
+	subj="/CN=$cn"
 	[ -z "$o" ] || subj="/O=$o$subj"
 	openssl req -new -key "$PKI/$name.key" -subj "$subj" -out "$PKI/$name.csr" 2>/dev/null
 	{
@@ -168,7 +222,8 @@ make_pki() {
 
 # ---- processes ----------------------------------------------------------
 
-# start NAME CMD...: run in the background, log and pid under $STATE.
+# start NAME CMD...: run in the background in a session of its own, log
+# and pid under $STATE.
 start() {
 	local name="$1"
 	shift
@@ -176,25 +231,32 @@ start() {
 	echo $! >"$STATE/$name.pid"
 }
 
-# wait_for WHAT SECONDS CMD...: poll CMD until it succeeds.
+# wait_for WHAT CMD...: poll CMD until it succeeds, for START_TIMEOUT
+# seconds; fails showing the last log lines.
 wait_for() {
-	local what="$1" secs="$2"
-	shift 2
-	for _ in $(seq 1 $((secs * 10))); do
-		if "$@" >/dev/null 2>&1; then
-			return 0
+	local what="$1" deadline
+	shift
+	deadline=$(($(date +%s) + START_TIMEOUT))
+	while ! "$@" >/dev/null 2>&1; do
+		if [ "$(date +%s)" -ge "$deadline" ]; then
+			warn "kube: $what not ready within ${START_TIMEOUT}s; the last log lines:"
+			tail -n 15 "$LOGS"/*.log 2>/dev/null | sed 's/^/    /' >&2 || true
+			return 1
 		fi
-		sleep 0.1
+		sleep 0.2
 	done
-	warn "kube: $what not ready within ${secs}s; the last log lines:"
-	tail -n 20 "$LOGS"/*.log >&2 || true
-	return 1
 }
 
-kctl() { kubectl --kubeconfig "$STATE/admin.kubeconfig" "$@"; }
+# kctl runs our kubectl (or, before the first build, the one on PATH).
+kctl() {
+	local k="$KUBECTL"
+	[ -x "$k" ] || k=kubectl
+	"$k" --kubeconfig "$STATE/admin.kubeconfig" --request-timeout 10s "$@"
+}
+cctl() { ctr --address "$SOCK" --timeout 10s -n k8s.io "$@"; }
 
 write_containerd_config() {
-	mkdir -p "$STATE/containerd" "$STATE/cni/net.d"
+	mkdir -p "$STATE/containerd" "$SOCKDIR" "$STATE/cni/net.d"
 	cat >"$STATE/containerd/config.toml" <<EOF
 version = 2
 root = "$STATE/containerd/root"
@@ -203,15 +265,18 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 [grpc]
   address = "$SOCK"
 [ttrpc]
-  address = "$STATE/containerd/ttrpc.sock"
+  address = "$SOCKDIR/containerd.sock.ttrpc"
 [debug]
   address = ""
 [metrics]
   address = ""
 [plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "cordon.local/pause:1"
+  sandbox_image = "$PAUSE_IMAGE"
+  # No CAP_SYS_RESOURCE here: runc cannot lower the sandbox's oom_score_adj.
   restrict_oom_score_adj = true
   enable_selinux = false
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
   [plugins."io.containerd.grpc.v1.cri".cni]
     bin_dir = "/usr/lib/cni"
     conf_dir = "$STATE/cni/net.d"
@@ -222,6 +287,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
       runtime_type = "io.containerd.runc.v2"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
+        Root = "$STATE/containerd/runc"
 EOF
 	cat >"$STATE/cni/net.d/10-cordon.conflist" <<EOF
 {
@@ -260,7 +326,7 @@ authorization: {mode: AlwaysAllow}
 tlsCertFile: $PKI/kubelet.crt
 tlsPrivateKeyFile: $PKI/kubelet.key
 cgroupDriver: cgroupfs
-cgroupRoot: /cordon-kube
+cgroupRoot: $CGROUP_ROOT
 cgroupsPerQOS: true
 failCgroupV1: false
 failSwapOn: false
@@ -281,17 +347,50 @@ nodeStatusUpdateFrequency: 2s
 EOF
 }
 
+# ports_free fails naming the first of our ports something listens on.
+ports_free() {
+	local p
+	for p in "$KUBE_API_PORT" "$ETCD_PORT" "$ETCD_PEER_PORT" "$KUBELET_PORT" "$KUBELET_HEALTH_PORT" "$KCM_PORT" "$SCHED_PORT"; do
+		if [ -n "$(ss -ltnH "sport = :$p" 2>/dev/null)" ]; then
+			die "kube: port $p (127.0.0.1) is in use; set KUBE_PORT_BASE to a free range of 7 ports (now $KUBE_PORT_BASE)"
+		fi
+	done
+}
+
+# node_ready: the node is Ready and without taints. The kubelet registers
+# it with node.kubernetes.io/not-ready:NoSchedule, which the
+# controller-manager lifts seconds after the node is Ready; lifted here
+# as soon as it is.
+node_ready() {
+	local s
+	s="$(kctl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.spec.taints[*].key}' 2>/dev/null)" || return 1
+	case "$s" in
+	True/) return 0 ;;
+	True/node.kubernetes.io/not-ready) kctl taint node "$NODE" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 ;;
+	esac
+	return 1
+}
+
+# up_failed tears down what "up" started and fails.
+up_failed() {
+	warn "kube: $*; logs in $LOGS (copied to $K/last-failed-logs)"
+	rm -rf "$K/last-failed-logs"
+	cp -r "$LOGS" "$K/last-failed-logs" 2>/dev/null || true
+	(cmd_down) || true
+	die "kube: the cluster did not come up: $*"
+}
+
 cmd_up() {
 	precheck
 	if cmd_status >/dev/null 2>&1; then
-		log "kube: already running; importing the test image again"
+		log "kube: reusing the running cluster ($(sed -n 's/^ *server: //p' "$STATE/admin.kubeconfig")); importing the images again"
 		cmd_image
-		write_env
 		return 0
 	fi
 	cmd_build
-	"$0" down >/dev/null 2>&1 || true
-	local t0
+	(cmd_down) >/dev/null 2>&1 || true # a stale state dir, mount or process of a killed run
+	ports_free
+	local t0 t1 h
 	t0="$(now)"
 	mkdir -p "$STATE" "$LOGS"
 	make_pki
@@ -311,14 +410,32 @@ cmd_up() {
 		--service-account-key-file "$PKI/sa.pub" --service-account-signing-key-file "$PKI/sa.key" \
 		--service-account-issuer https://kubernetes.default.svc \
 		--kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
+		--kubelet-certificate-authority "$PKI/ca.crt" \
 		--kubelet-preferred-address-types Hostname \
 		--authorization-mode Node,RBAC \
 		--service-cluster-ip-range 10.96.0.0/24 \
 		--enable-admission-plugins NodeRestriction \
 		--profiling=false
-	wait_for "the API server" 60 kctl get --raw /readyz || return 1
-	local t1
+	# The images while the API server starts, then the kubelet (it
+	# registers the node once the API server answers).
+	wait_for "containerd" cctl version || up_failed "containerd did not answer on $SOCK"
+	(import_images) || up_failed "the images could not be imported"
+	# The kubelet's cgroup root, in every hierarchy (cgroup v1 controllers
+	# and the unified one), apart from other engines'.
+	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
+		if [ -e "$h/cgroup.procs" ]; then mkdir -p "$h/${CGROUP_ROOT#/}"; fi
+	done
+	start kubelet "$BIN" kubelet \
+		--config "$STATE/kubelet/config.yaml" \
+		--kubeconfig "$STATE/kubelet.kubeconfig" \
+		--root-dir "$STATE/kubelet/root" \
+		--hostname-override "$NODE"
+	wait_for "the API server" kctl get --raw /readyz || up_failed "the API server did not get ready"
 	t1="$(now)"
+	# Pods need the default service account; do not wait for the
+	# controller-manager to make it.
+	kctl create serviceaccount default >/dev/null 2>&1 || true
+	# The controller-manager exits when its RBAC roles are not there yet.
 	start controller-manager "$BIN" controller-manager \
 		--kubeconfig "$STATE/controller-manager.kubeconfig" \
 		--authentication-kubeconfig "$STATE/controller-manager.kubeconfig" \
@@ -333,33 +450,21 @@ cmd_up() {
 		--authentication-kubeconfig "$STATE/scheduler.kubeconfig" \
 		--authorization-kubeconfig "$STATE/scheduler.kubeconfig" \
 		--bind-address 127.0.0.1 --secure-port "$SCHED_PORT" --leader-elect=false --profiling=false
-	wait_for "containerd" 30 ctr --address "$SOCK" version || return 1
-	cmd_image
-	# The kubelet's cgroup root, in every hierarchy (cgroup v1 controllers
-	# and the unified one): /cordon-kube, apart from other engines'.
-	local h
-	for h in /sys/fs/cgroup/*/ /sys/fs/cgroup/; do
-		[ -e "$h/cgroup.procs" ] && mkdir -p "$h/cordon-kube"
+	wait_for "the node" node_ready || up_failed "the node did not get Ready"
+	wait_for "the default service account" kctl get serviceaccount default || up_failed "no default service account"
+	for h in etcd containerd apiserver controller-manager scheduler kubelet; do
+		kill -0 "$(cat "$STATE/$h.pid")" 2>/dev/null || up_failed "$h exited (log: $LOGS/$h.log)"
 	done
-	start kubelet "$BIN" kubelet \
-		--config "$STATE/kubelet/config.yaml" \
-		--kubeconfig "$STATE/kubelet.kubeconfig" \
-		--root-dir "$STATE/kubelet/root" \
-		--hostname-override "$NODE"
-	wait_for "the node" 90 node_ready || return 1
-	wait_for "the default service account" 60 kctl get serviceaccount default || return 1
 	write_env
-	log "kube: cluster up in $(since "$t0") (API server ready after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1fs", b - a }'))"
-}
-
-node_ready() {
-	[ "$(kctl get node "$NODE" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+	log "kube: cluster $KUBE_VERSION up in $(since "$t0") (API server ready after $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1fs", b - a }')) on https://127.0.0.1:$KUBE_API_PORT; node $NODE, image $(cat "$K/test-image")"
 }
 
 # ---- images -------------------------------------------------------------
 
 # oci_image DIR REF ENTRYPOINT packs DIR/rootfs as a one-layer OCI image
-# archive DIR/image.tar named REF; prints the layer's digest.
+# archive DIR/image.tar (reproducible: sorted, mtime 0, numeric root
+# ownership) named REF, or when REF ends in ":" REF and the first 12 hex
+# digits of the layer's digest; prints the name.
 oci_image() {
 	local dir="$1" ref="$2" entry="$3" layer ldig lsize cfg cdig csize man mdig msize
 	local blobs="$dir/oci/blobs/sha256"
@@ -370,9 +475,10 @@ oci_image() {
 	ldig="$(sha256sum "$layer" | cut -d' ' -f1)"
 	lsize="$(stat -c %s "$layer")"
 	mv "$layer" "$blobs/$ldig"
+	case "$ref" in *:) ref="$ref$(printf '%s' "$ldig" | cut -c1-12)" ;; esac
 	cfg="$dir/config.json"
 	printf '{"architecture":"%s","os":"linux","config":{"Entrypoint":["%s"],"Env":["PATH=/usr/local/bin:/usr/bin:/bin"]},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-		"$(go env GOARCH)" "$entry" "$ldig" >"$cfg"
+		"${OCI_ARCH:-amd64}" "$entry" "$ldig" >"$cfg"
 	cdig="$(sha256sum "$cfg" | cut -d' ' -f1)"
 	csize="$(stat -c %s "$cfg")"
 	mv "$cfg" "$blobs/$cdig"
@@ -386,33 +492,56 @@ oci_image() {
 	printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
 		"$mdig" "$msize" "$ref" "${ref##*:}" >"$dir/oci/index.json"
 	tar -C "$dir/oci" -cf "$dir/image.tar" .
-	printf '%s\n' "$ldig"
+	rm -rf "$dir/oci"
+	printf '%s\n' "$ref"
+}
+
+# import_images builds the pause image and the test image and imports
+# them into the cluster's containerd; records the test image's ref.
+import_images() {
+	local bb dir ref entry=/bin/sh start
+	start="$(now)"
+	bb="$(static_busybox)" || skip "no statically linked busybox (busybox-static)"
+	OCI_ARCH="$("$GO" env GOARCH)"
+	# The pause image: a static program that sleeps until signalled.
+	dir="$K/images/pause"
+	mkdir -p "$dir/rootfs"
+	(cd "$SRC" && CGO_ENABLED=0 GOFLAGS=-mod=mod GOWORK=off "$GO" build -trimpath -ldflags "-s -w" -o "$dir/pause.new" ./pause)
+	if [ -f "$dir/image.tar" ] && cmp -s "$dir/pause.new" "$dir/rootfs/pause"; then
+		rm -f "$dir/pause.new"
+	else
+		mv "$dir/pause.new" "$dir/rootfs/pause"
+		oci_image "$dir" "$PAUSE_IMAGE" /pause >/dev/null
+	fi
+	cctl images import "$dir/image.tar" >/dev/null
+	# The test image: busybox (as the docker backend's test image; the
+	# root file system is made again when the busybox changes) and
+	# cordon-pod when this tree has it.
+	dir="$K/images/test"
+	if ! cmp -s "$bb" "$dir/rootfs/bin/busybox"; then
+		busybox_rootfs "$dir/rootfs" "$bb"
+	fi
+	rm -rf "$dir/rootfs/usr/local"
+	if [ -d "$CORDON_ROOT/cmd/cordon-pod" ]; then
+		mkdir -p "$dir/rootfs/usr/local/bin"
+		(cd "$CORDON_ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$dir/rootfs/usr/local/bin/cordon-pod" ./cmd/cordon-pod)
+		entry=/usr/local/bin/cordon-pod
+	fi
+	ref="$(oci_image "$dir" cordon.local/kube-test: "$entry")"
+	if cctl images ls -q | grep -xF "$ref" >/dev/null; then
+		log "kube: test image $ref already imported"
+	else
+		cctl images import "$dir/image.tar" >/dev/null
+		log "kube: imported $ref and $PAUSE_IMAGE in $(since "$start")"
+	fi
+	printf '%s\n' "$ref" >"$K/test-image"
 }
 
 cmd_image() {
 	precheck
-	local bb dir sum ref
-	bb="$(static_busybox)" || skip "no static busybox (busybox-static)"
-	# The pause image: a static program that sleeps until signalled.
-	dir="$K/images/pause"
-	rm -rf "$dir/rootfs"
-	mkdir -p "$dir/rootfs"
-	(cd "$SRC" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$dir/rootfs/pause" ./pause)
-	oci_image "$dir" cordon.local/pause:1 /pause >/dev/null
-	ctr --address "$SOCK" -n k8s.io images import --no-unpack=false "$dir/image.tar" >/dev/null
-	# The test image: busybox (as the docker backend's test image) and
-	# cordon-pod.
-	dir="$K/images/test"
-	busybox_rootfs "$dir/rootfs" "$bb"
-	mkdir -p "$dir/rootfs/usr/local/bin"
-	(cd "$CORDON_ROOT" && CGO_ENABLED=0 "$GO" build -trimpath -ldflags "-s -w" -o "$dir/rootfs/usr/local/bin/cordon-pod" ./cmd/cordon-pod)
-	sum="$(oci_image "$dir" cordon.local/kube-test:pending /usr/local/bin/cordon-pod | cut -c1-12)"
-	ref="cordon.local/kube-test:$sum"
-	oci_image "$dir" "$ref" /usr/local/bin/cordon-pod >/dev/null
-	ctr --address "$SOCK" -n k8s.io images import "$dir/image.tar" >/dev/null
-	printf '%s\n' "$ref" >"$K/test-image"
-	[ ! -f "$STATE/admin.kubeconfig" ] || write_env
-	log "kube: imported $ref and cordon.local/pause:1"
+	cctl version >/dev/null 2>&1 || skip "the cluster is not up (scripts/kube.sh up)"
+	import_images
+	if [ -f "$STATE/admin.kubeconfig" ]; then write_env; fi
 }
 
 write_env() {
@@ -420,74 +549,188 @@ write_env() {
 		printf 'KUBECONFIG=%s\n' "$STATE/admin.kubeconfig"
 		printf 'CORDON_KUBE_IMAGE=%s\n' "$(cat "$K/test-image")"
 		printf 'CORDON_KUBE_NAMESPACE=default\n'
-	} >"$ENVFILE"
+	} >"$ENVFILE.tmp"
+	mv "$ENVFILE.tmp" "$ENVFILE"
 }
 
 cmd_status() {
-	[ -f "$STATE/admin.kubeconfig" ] && kctl get --raw /readyz >/dev/null 2>&1
+	if [ -f "$STATE/admin.kubeconfig" ] && kctl get --raw /readyz >/dev/null 2>&1; then
+		log "kube: the private cluster answers at $(sed -n 's/^ *server: //p' "$STATE/admin.kubeconfig")"
+		cat "$ENVFILE" 2>/dev/null || true
+		return 0
+	fi
+	log "kube: the private cluster is not running (state $STATE)"
+	return 1
 }
 
 # ---- teardown -----------------------------------------------------------
 
-stop_pid() {
-	local f="$STATE/$1.pid" pid
-	[ -f "$f" ] || return 0
-	pid="$(cat "$f")"
-	kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
-	for _ in $(seq 1 50); do
-		kill -0 "$pid" 2>/dev/null || break
+# our_pids prints the pids of this cluster's daemons and shims: etcd,
+# containerd, containerd-shim*, kube-* whose command line names the state
+# dir or containerd's socket.
+our_pids() {
+	local f exe
+	{ grep -alsF -e "$STATE" -e "$SOCK" /proc/[0-9]*/cmdline || true; } | while read -r f; do
+		exe="$(tr '\0' '\n' 2>/dev/null <"$f" | head -n 1)" || continue
+		case "${exe##*/}" in
+		etcd | containerd | containerd-shim* | kube-*)
+			f="${f#/proc/}"
+			printf '%s\n' "${f%/cmdline}"
+			;;
+		esac
+	done
+}
+
+# shim_pids prints the pids of our containerd's shims.
+shim_pids() {
+	local p
+	for p in $(our_pids); do
+		case "$(tr '\0' '\n' 2>/dev/null <"/proc/$p/cmdline" | head -n 1)" in
+		*containerd-shim*) printf '%s\n' "$p" ;;
+		esac
+	done
+}
+
+# cgroup_pids prints the pids in the kubelet's cgroup root $1 (the pods'
+# processes), in every hierarchy.
+cgroup_pids() {
+	local f
+	for f in /sys/fs/cgroup/*"$1"/ /sys/fs/cgroup"$1"/; do
+		[ -d "$f" ] || continue
+		find "$f" -name cgroup.procs -exec cat {} + 2>/dev/null || true
+	done | sort -u
+}
+
+# wait_gone waits up to $2 seconds for the pids in $1 to exit.
+wait_gone() {
+	local pids="$1" deadline left p
+	deadline=$(($(date +%s) + $2))
+	while :; do
+		left=
+		for p in $pids; do
+			if kill -0 "$p" 2>/dev/null; then left="$left $p"; fi
+		done
+		[ -n "$left" ] || return 0
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
 		sleep 0.1
 	done
-	kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
-	rm -f "$f"
+}
+
+# stop NAME...: TERM the named daemons (their sessions), wait up to 10s,
+# then KILL.
+stop() {
+	local name pid pids=
+	for name in "$@"; do
+		[ -f "$STATE/$name.pid" ] || continue
+		pid="$(cat "$STATE/$name.pid")"
+		rm -f "$STATE/$name.pid"
+		if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then continue; fi
+		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || true
+		pids="$pids $pid"
+	done
+	if ! wait_gone "$pids" 10; then
+		for pid in $pids; do
+			kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null || true
+		done
+		wait_gone "$pids" 5 || true
+	fi
+}
+
+# shim_socket PID prints the ttrpc socket a containerd-shim-runc-v2 of ours
+# listens on: /run/containerd/s/sha256(address/namespace/id) (containerd
+# 1.6 puts it there whatever its state dir; a killed shim leaves it).
+shim_socket() {
+	local args id ns addr
+	args="$(tr '\0' '\n' 2>/dev/null <"/proc/$1/cmdline")" || return 0
+	id="$(printf '%s\n' "$args" | sed -n '/^-id$/{n;p;}')"
+	ns="$(printf '%s\n' "$args" | sed -n '/^-namespace$/{n;p;}')"
+	addr="$(printf '%s\n' "$args" | sed -n '/^-address$/{n;p;}')"
+	[ -n "$id" ] && [ -n "$ns" ] && [ -n "$addr" ] || return 0
+	printf '/run/containerd/s/%s\n' "$(printf '%s' "$addr/$ns/$id" | sha256sum | cut -d' ' -f1)"
 }
 
 cmd_down() {
-	[ -d "$STATE" ] || {
+	if [ ! -d "$STATE" ]; then
 		rm -f "$ENVFILE"
 		return 0
-	}
-	local t0 p m
-	t0="$(now)"
-	# Pods first (grace 0), while the kubelet still runs, then the rest.
-	if cmd_status; then
-		kctl delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
 	fi
-	stop_pid kubelet
-	stop_pid scheduler
-	stop_pid controller-manager
-	stop_pid apiserver
-	# The containers' shims: this containerd's only (their -address).
-	for p in $(pgrep -f "containerd-shim-runc-v2 .*-address $SOCK" || true); do
-		kill -KILL "$p" 2>/dev/null || true
+	if ! is_linux || ! is_root; then die "kube: stopping the cluster needs root on Linux"; fi
+	local t0 cg br netns="" p pids socks="" m left
+	t0="$(now)"
+	# What this cluster made, as its state records it.
+	cg="$(sed -n 's/^cgroupRoot: //p' "$STATE/kubelet/config.yaml" 2>/dev/null)" || true
+	cg="${cg:-$CGROUP_ROOT}"
+	br="$(sed -n 's/.*"bridge": "\([^"]*\)".*/\1/p' "$STATE/cni/net.d/10-cordon.conflist" 2>/dev/null)" || true
+	br="${br:-$BRIDGE}"
+	# Pods first (grace 0), while the kubelet still runs: it stops their
+	# sandboxes, so the shims exit on their own.
+	if [ -f "$STATE/admin.kubeconfig" ] && kctl get --raw /readyz >/dev/null 2>&1; then
+		kctl delete pods --all --all-namespaces --grace-period=0 --force --wait=false >/dev/null 2>&1 || true
+		for _ in $(seq 1 50); do
+			[ -n "$(shim_pids)" ] || break
+			sleep 0.2
+		done
+	fi
+	stop kubelet scheduler controller-manager apiserver
+	# Whatever still runs in the pods' cgroups.
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		pids="$(cgroup_pids "$cg" | tr '\n' ' ')"
+		[ -n "${pids// /}" ] || break
+		# shellcheck disable=SC2086 # one pid per word
+		kill -KILL $pids 2>/dev/null || true
+		sleep 0.2
 	done
-	for p in $(pgrep -f "$STATE/containerd" || true); do
-		kill -KILL "$p" 2>/dev/null || true
+	# Through containerd: the network namespaces its sandboxes use, and
+	# every task deleted (their shims then exit and remove their sockets).
+	if cctl version >/dev/null 2>&1; then
+		for p in $(cctl containers ls -q 2>/dev/null); do
+			netns="$netns $(cctl containers info "$p" 2>/dev/null | grep -o '/run/netns/[A-Za-z0-9_.-]*' | sort -u | tr '\n' ' ' || true)"
+		done
+		for p in $(cctl tasks ls -q 2>/dev/null); do
+			cctl tasks delete -f "$p" >/dev/null 2>&1 || true
+		done
+	else
+		# containerd is gone: CNI namespaces no process uses any more.
+		for m in /run/netns/cni-*; do
+			[ -e "$m" ] || continue
+			ip netns pids "${m##*/}" 2>/dev/null | grep -q . || netns="$netns $m"
+		done
+	fi
+	stop containerd etcd
+	# Leftover processes (shims of a killed containerd): KILL, and remove
+	# the sockets they leave.
+	pids="$(our_pids | tr '\n' ' ')"
+	if [ -n "${pids// /}" ]; then
+		for p in $pids; do socks="$socks $(shim_socket "$p")"; done
+		log "kube: killing leftover processes: $pids"
+		# shellcheck disable=SC2086 # one pid per word
+		kill -KILL $pids 2>/dev/null || true
+		wait_gone "$pids" 5 || true
+		# shellcheck disable=SC2086 # one path per word
+		rm -f $socks
+	fi
+	# Mounts under the state and socket dirs, deepest first.
+	awk -v s="$STATE/" -v d="$SOCKDIR/" 'index($5, s) == 1 || index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r |
+		while read -r m; do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || warn "kube: could not unmount $m"
+		done
+	for m in $netns; do
+		ip netns delete "${m##*/}" 2>/dev/null || { umount -l "$m" 2>/dev/null || true; rm -f "$m"; }
 	done
-	stop_pid containerd
-	stop_pid etcd
-	# Mounts under the state directory and the pods' network namespaces,
-	# deepest first.
-	awk -v s="$STATE" 'index($2, s) == 1 { print $2 }' /proc/self/mounts | sort -r | while read -r m; do
-		umount -l "$m" 2>/dev/null || true
-	done
-	# The pods' network namespaces that this cluster's CNI made: only
-	# those no process uses any more.
-	awk '$2 ~ "^/run/netns/cni-" { print $2 }' /proc/self/mounts | while read -r m; do
-		if ! ip netns pids "$(basename "$m")" 2>/dev/null | grep -q .; then
-			umount -l "$m" 2>/dev/null || true
-			rm -f "$m"
-		fi
-	done
-	ip link delete "$BRIDGE" 2>/dev/null || true
-	# The kubelet's cgroups.
-	for m in /sys/fs/cgroup/*/cordon-kube /sys/fs/cgroup/unified/cordon-kube; do
+	ip link delete "$br" 2>/dev/null || true
+	# The kubelet's cgroups, deepest first.
+	for m in /sys/fs/cgroup/*"$cg" /sys/fs/cgroup"$cg"; do
 		if [ -d "$m" ]; then
 			find "$m" -depth -type d -exec rmdir {} \; 2>/dev/null || true
 		fi
 	done
 	rm -rf "$STATE" "$ENVFILE"
-	log "kube: cluster down in $(since "$t0")"
+	case "$SOCKDIR" in /run/cordon-kube-*) rm -rf "$SOCKDIR" ;; esac
+	left="$(our_pids | tr '\n' ' ')"
+	[ -z "${left// /}" ] || die "kube: processes of the private cluster survived: $left"
+	m="$(awk -v s="$STATE/" 'index($5, s) == 1 { print $5 }' /proc/self/mountinfo)"
+	[ -z "$m" ] || die "kube: mounts survived: $m"
+	log "kube: cluster down in $(since "$t0"); no process, mount, bridge or cgroup of it is left"
 }
 
 case "${1:-}" in
@@ -496,6 +739,9 @@ image) cmd_image ;;
 up) cmd_up ;;
 down) cmd_down ;;
 status) cmd_status ;;
-env) cat "$ENVFILE" ;;
+env)
+	[ -r "$ENVFILE" ] || die "kube: no env file ($ENVFILE); scripts/kube.sh up"
+	cat "$ENVFILE"
+	;;
 *) die "usage: scripts/kube.sh build|image|up|down|status|env" ;;
 esac

@@ -5,7 +5,7 @@
 #                                 strace, dash, nodejs and npm; for the private
 #                                 cluster (CORDON_KUBE=off skips it) etcd-server,
 #                                 containerd, runc, containernetworking-plugins,
-#                                 kubectl and openssl
+#                                 busybox-static, iproute2 and openssl
 #   scripts/provision.sh lint     shellcheck
 #
 # Packages are installed only when missing and only as root with apt-get
@@ -47,14 +47,16 @@ missing_for_test() {
 	have file || echo "file:landlock"
 	[ -x /usr/bin/python3 ] || echo "python3:landlock"
 	# The private single-node cluster (scripts/kube.sh): etcd,
-	# containerd's CRI plugin, runc, the CNI plugins, kubectl, openssl.
+	# containerd's CRI plugin, runc, the CNI plugins, openssl (kubectl is
+	# built with Kubernetes: Debian has none of a supported version skew).
 	if [ "${CORDON_KUBE:-auto}" != off ]; then
 		have etcd || echo "etcd-server:kubernetes"
 		have containerd || echo "containerd:kubernetes"
 		have runc || echo "runc:kubernetes"
 		[ -x /usr/lib/cni/bridge ] || echo "containernetworking-plugins:kubernetes"
-		have kubectl || echo "kubectl:kubernetes"
 		have openssl || echo "openssl:kubernetes"
+		static_busybox >/dev/null || echo "busybox-static:kubernetes"
+		{ have ip && have ss; } || echo "iproute2:kubernetes"
 	fi
 }
 
@@ -66,7 +68,7 @@ test)
 	fi
 	missing="$(missing_for_test | sort -u)"
 	if [ -z "$missing" ]; then
-		log "provision: bubblewrap, dockerd, static busybox, setpriv, strace, dash, node, git, make, file and python3 are present"
+		log "provision: bubblewrap, dockerd, static busybox, setpriv, strace, dash, node, git, make, file, python3 and the cluster's etcd, containerd, runc, CNI plugins and openssl are present"
 		exit 0
 	fi
 	pkgs="$(printf '%s\n' "$missing" | cut -d: -f1 | sort -u | tr '\n' ' ')"

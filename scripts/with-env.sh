@@ -11,7 +11,7 @@
 #   CORDON_MCP_TS_DIR    where scripts/mcp-ts.sh installed the TypeScript MCP SDK
 #   KUBECONFIG, CORDON_KUBE_IMAGE, CORDON_KUBE_NAMESPACE
 #                        the private single-node cluster (scripts/kube.sh) and
-#                        its test image
+#                        its test image; PATH starts with the dir of its kubectl
 # plus whatever the caller set (CORDON_REQUIRE is passed through).
 #
 # Knobs: CORDON_PROVISION=0 skips package installation; CORDON_DOCKER=off
@@ -95,6 +95,8 @@ else
 		# shellcheck source=/dev/null
 		. "$BUILD_DIR/kube/env"
 		set +a
+		# kubectl of the cluster's version (built with it) first on PATH.
+		export PATH="$BUILD_DIR/kube/kubectl:$PATH"
 	fi
 fi
 # The TypeScript MCP SDK for cmd/cordon's client test (see mcp-ts.sh).
@@ -106,7 +108,7 @@ elif [ "$mrc" -ne 2 ]; then
 	exit "$mrc"
 fi
 log "timing: packages $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1fs", b - a }'), provisioning in all $(since "$t0")"
-log "env: DOCKER_HOST=${DOCKER_HOST:-} CORDON_DOCKER_IMAGE=${CORDON_DOCKER_IMAGE:-} KUBECONFIG=${KUBECONFIG:-} CORDON_KUBE_IMAGE=${CORDON_KUBE_IMAGE:-} CORDON_REQUIRE=${CORDON_REQUIRE:-}"
+log "env: DOCKER_HOST=${DOCKER_HOST:-} CORDON_DOCKER_IMAGE=${CORDON_DOCKER_IMAGE:-} KUBECONFIG=${KUBECONFIG:-} CORDON_KUBE_IMAGE=${CORDON_KUBE_IMAGE:-} CORDON_KUBE_NAMESPACE=${CORDON_KUBE_NAMESPACE:-} CORDON_REQUIRE=${CORDON_REQUIRE:-}"
 
 rc=0
 "$@" || rc=$?
