@@ -265,7 +265,7 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 // volume of each of the host's top-level directories and files at its
 // path, read-only (read-write for a write grant of "/"): a container
 // cannot mount the host's / over its own root. Left out: /proc, /dev,
-// /sys, /tmp (the pod's own), symbolic links, what a volume already
+// /sys, /tmp, /run (the pod's own), symbolic links, what a volume already
 // covers, and the image's system directories (the top-level entries of
 // policy.DefaultSystem). Masks, being deeper, still apply.
 func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fidelity) ([]corev1.VolumeMount, []corev1.Volume) {
@@ -280,7 +280,11 @@ func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fid
 	if err != nil {
 		return vms, vols
 	}
-	skip := []string{"proc", "sys", "dev", "tmp"}
+	// /run holds the node's runtime sockets (containerd's shims, the
+	// kubelet's): they come and go between derivation and start, and a
+	// socket cannot be masked inside a read-only mount then; the pod has
+	// its own /run.
+	skip := []string{"proc", "sys", "dev", "tmp", "run"}
 	for _, sp := range policy.DefaultSystem() {
 		if top, _, _ := strings.Cut(strings.TrimPrefix(sp, "/"), "/"); top != "" {
 			skip = append(skip, top)
@@ -307,7 +311,7 @@ func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fid
 	}
 	if len(added) > 0 {
 		f.add(Element{Class: Exact, Subject: "read /", Control: ControlFSRead, Layer: LayerPod,
-			Detail: "the host's top-level entries are mounted at their paths (" + strings.Join(added, ", ") + "); the image provides its system directories, and the pod its own /proc, /dev, /sys and /tmp"})
+			Detail: "the host's top-level entries are mounted at their paths (" + strings.Join(added, ", ") + "); the image provides its system directories, and the pod its own /proc, /dev, /sys, /tmp and /run"})
 	}
 	return vms, vols
 }

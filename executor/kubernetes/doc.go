@@ -84,8 +84,8 @@
 //     backend's default), so commands reach the node's loopback services.
 //   - A trusted policy's read of / mounts the host's top-level entries
 //     read-only (read-write for a write of /) at their paths, except
-//     /proc, /dev, /sys, /tmp and the image's system directories; masks
-//     still apply below them.
+//     /proc, /dev, /sys, /tmp, /run (the node's runtime sockets) and the
+//     image's system directories; masks still apply below them.
 //   - Masks of host files inside the image's system directories are not
 //     mounted (the pod has the image's files there), unless a host tree
 //     mounted above them exposes them.
