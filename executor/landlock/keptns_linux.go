@@ -161,15 +161,19 @@ func makeKeptNS(rs *ruleset) (*keptNS, error) {
 		return nil, err
 	}
 	defer null.Close()
+	started := orphans.begin()
 	p, err := spawner(holder, "", nil, nil)(executor.Shell, []string{"sh", "-c", "read _"},
 		&os.ProcAttr{Dir: "/", Files: []*os.File{r, null, null}, Sys: &syscall.SysProcAttr{Setsid: true}})
 	if err != nil {
+		started(0)
 		return nil, fmt.Errorf("starting the namespace holder: %w", err)
 	}
+	started(p.Pid)
 	defer func() {
 		w.Close()
 		p.Kill()
 		p.Wait()
+		orphans.forget(p.Pid)
 	}()
 	dir := "/proc/" + strconv.Itoa(p.Pid) + "/ns/"
 	k := &keptNS{}

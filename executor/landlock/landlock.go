@@ -63,6 +63,16 @@ type Config struct {
 	// WaitDelay bounds how long output is still read after the command
 	// exited and its process group was killed; 0 means one second.
 	WaitDelay time.Duration
+	// ReapOrphans makes this process a child subreaper for good
+	// (PR_SET_CHILD_SUBREAPER): a process that leaves a command's tree
+	// becomes its child, and is killed when any command of any executor
+	// of this process ends, before the guard runs. Where the executor
+	// cannot make a cgroup per command (a container, not root) this is
+	// what keeps a command's processes from outliving it. Set it only in
+	// a process that runs nothing but the executor's commands (as
+	// cordon-pod does in a Kubernetes session pod): every child the
+	// executor did not start is killed as an orphan.
+	ReapOrphans bool
 	// Logger receives debug records and warnings; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -141,6 +151,11 @@ func New(cfg Config) (*Executor, error) {
 	}
 	if !initCalled.Load() {
 		return nil, fmt.Errorf("landlock executor: %w", ErrNoInit)
+	}
+	if cfg.ReapOrphans {
+		if err := orphans.enable(); err != nil {
+			return nil, fmt.Errorf("landlock executor: %w", err)
+		}
 	}
 	log := cmp.Or(cfg.Logger, slog.Default())
 	tmp, err := os.MkdirTemp("", "cordon-landlock-")
@@ -224,6 +239,23 @@ type run struct {
 	// kept are the descriptors of the kept mount namespace the command
 	// joins (nil: it makes its own).
 	kept *keptNS
+	// started registers the leader with the reaper (Config.ReapOrphans);
+	// pids are the leaders it registered.
+	started func(pid int)
+	pids    []int
+}
+
+// track registers the coming start with the reaper: the spec reports
+// the leader's pid.
+func (r *run) track() {
+	done := orphans.begin()
+	r.started = func(pid int) {
+		if pid > 0 {
+			r.pids = append(r.pids, pid)
+		}
+		done(pid)
+	}
+	r.spec.Started = r.started
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -233,7 +265,9 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	if err != nil {
 		return nil, err
 	}
+	r.track()
 	res, err := procgroup.Run(ctx, r.spec)
+	r.started(0)
 	x.rulesets.release(r.ref)
 	r.closeEnv()
 	if err == nil {
@@ -262,7 +296,9 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		return nil, err
 	}
 	r.spec.Timeout = 0
+	r.track()
 	p, err := procgroup.Start(ctx, r.spec)
+	r.started(0)
 	x.rulesets.release(r.ref)
 	r.closeEnv()
 	if err == nil {
@@ -489,6 +525,9 @@ func (x *Executor) planFor(pr *policyderive.Profile) *plan {
 // for the Result. A cgroup that could not be emptied is in r.cgErr.
 func (r *run) end(ctx context.Context) []string {
 	r.endCgroup()
+	if n := orphans.end(r.pids...); n > 0 {
+		r.x.log.Debug("landlock: killed processes that left a command's tree", "count", n)
+	}
 	r.netEvents = r.net.End()
 	r.net = nil
 	r.handoff.close()
@@ -690,6 +729,9 @@ func (x *Executor) describe() executor.Capabilities {
 		caps.Info["cgroup"] = "each command runs in a cgroup of its own under " + x.feat.cgroup + ", killed with cgroup.kill when it ends (needs cgroup v2 with cgroup.kill, Linux ≥ 5.14, and the right to make child cgroups: root or a delegated subtree)"
 	} else {
 		caps.Info["cgroup"] = "none: " + x.feat.cgroupWhy
+	}
+	if orphans.on.Load() {
+		caps.Info["reaper"] = "this process is a child subreaper (Config.ReapOrphans, Linux 3.4): processes that leave a command's tree are killed when any command ends"
 	}
 	switch x.feat.mounts {
 	case mountsRoot:

@@ -29,6 +29,9 @@ const helperEnv = "CORDON_LANDLOCK_TEST_HELPER"
 func TestMain(m *testing.M) {
 	landlock.Init()
 	probe.MaybeRun()
+	if arg := os.Getenv(reapEnv); arg != "" {
+		os.Exit(reapMain(arg))
+	}
 	if os.Getenv(helperEnv) == "1" {
 		fmt.Println(helper(os.Args[1:]))
 		os.Exit(0)

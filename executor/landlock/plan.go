@@ -297,6 +297,8 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	if f.cgroup != "" {
 		pl.cgroup = true
 		tree.Mitigated = "a cgroup v2 of each command's own, killed with cgroup.kill when the command ends, before the guard runs: no process of it survives"
+	} else if orphans.on.Load() {
+		tree.Mitigated = "this process is a child subreaper (Config.ReapOrphans): a process that leaves the command's tree becomes its child and is killed when any command ends, before the guard runs"
 	} else if f.cgroupWhy != "" {
 		tree.Reason += "; no cgroup of its own: " + f.cgroupWhy
 	}

@@ -83,6 +83,9 @@ func start(s *Spec, r *resolved, stdout, stderr *os.File) (*os.Process, error) {
 	if err != nil {
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}
+	if s.Started != nil {
+		s.Started(proc.Pid)
+	}
 	return proc, nil
 }
 

@@ -55,6 +55,10 @@ type Spec struct {
 	// one-shot launcher thread that entered the namespace and ends with
 	// the start.
 	NetNS *netns.Namespace
+	// Started, when set, is called with the leader's process id as soon
+	// as it has started, before Run or Start waits for it (a caller that
+	// tracks its children registers it there).
+	Started func(pid int)
 }
 
 // Result is the outcome of a command.
