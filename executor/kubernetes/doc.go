@@ -41,13 +41,16 @@
 //     optional runtime class (gVisor) and resource limits.
 //
 // The container's PID 1 is cordon-pod init (cmd/cordon-pod, which must
-// be in the image at Config.Helper). The executor holds a lease on the
-// pod, an exec of cordon-pod lease whose input stays open; when it ends
-// — Close, or the caller's process dies and its connection drops — PID 1
-// exits, the kernel kills every process of the pod, the Job finishes and
-// its TTL deletes it with the pod. A pod whose lease never attached ends
-// itself after DefaultLeaseTimeout.
-//
+// be in the image at Config.Helper). The executor holds the session by
+// one exec of cordon-pod serve whose input stays open for the session
+// and over which every command runs; when it ends — Close, or the
+// caller's process dies and its connection drops — serve kills every
+// command and lets the guard repair, PID 1 exits, the kernel kills every
+// process of the pod, the Job finishes and its TTL deletes it with the
+// pod. A pod no session attached to ends itself after
+// DefaultLeaseTimeout. The session counts as started only when serve has
+// answered its Ready line.
+
 // Later commands derive again: when the rendering is the same (a digest
 // of the pod spec), they run in the same pod; when it differs (a denied
 // file appeared, a grant was approved for one command, the policy
@@ -58,17 +61,27 @@
 //
 // Many clusters enforce no NetworkPolicy, and a pod spec cannot express
 // everything a policy says (a denied name inside a granted directory
-// that appears while the pod runs, Unix sockets, ...). So each command
-// is an exec of cordon-pod run, which runs it under the landlock
-// executor inside the container — Landlock rules, the seccomp filter and
-// the protected-path guard derived from the same policy — so network
-// none and the file rules hold even where the cluster enforces nothing.
-// The request crosses as one JSON line (package internal/wire); the
-// exec's input stays open, and a kill line, or its end when the
-// connection drops, kills the command's process tree. Timeouts are
-// enforced inside the pod; a cancelled context sends the kill line.
-// Output is bounded inside the pod like every backend's.
+// that appears while the pod runs, Unix sockets, ...). So cordon-pod
+// serve runs each command under the landlock executor inside the
+// container — Landlock rules, the seccomp filter and the protected-path
+// guard derived from the same policy — so network none and the file
+// rules hold even where the cluster enforces nothing. One landlock
+// executor serves the whole session, so the guard's bookkeeping spans
+// every command (a hook planted by a background command is undone
+// before the next command starts, and no command's end restores it),
+// and its plans and rulesets are reused. Requests and answers cross as
+// JSON lines tagged with a command ID (package internal/wire); a kill
+// line kills one command's process tree, and the end of the input kills
+// them all. Timeouts are enforced inside the pod; a cancelled context
+// sends the kill line. Output is bounded inside the pod like every
+// backend's.
 //
+// The pod has no cgroup a command could be put in (its cgroup file
+// system is read-only), so serve is a child subreaper
+// (landlock.Config.ReapOrphans): a process that double-forks out of its
+// command's tree is reparented to serve, not to PID 1, and is killed as
+// soon as any command's leader exits, before the guard runs.
+
 // In strict mode a profile the node cannot enforce is refused with
 // *executor.UnenforceableError, carrying the gaps the sandbox layer
 // reported; the node's kernel needs Landlock. Describe reports the

@@ -424,7 +424,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 		return nil, err
 	}
 	defer x.done(s)
-	c, err := s.exec(ctx, req, false)
+	c, err := s.exec(req, false)
 	if err != nil {
 		return nil, err
 	}
@@ -437,7 +437,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.exec(context.WithoutCancel(ctx), req, true)
+	c, err := s.exec(req, true)
 	if err != nil {
 		x.done(s)
 		return nil, err

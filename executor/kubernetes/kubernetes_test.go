@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -322,4 +323,61 @@ func TestDescribe(t *testing.T) {
 	// Kept: a second call starts no pod.
 	again := x.Describe(t.Context())
 	assert.Equal(t, caps.Enforced, again.Enforced)
+}
+
+// TestOrphanKilled: a process that double-forks out of its command's
+// tree (setsid, its parent exits first) is killed when the command ends:
+// the file it would write a second later never appears on the host. The
+// twins: it did run (its first write is there), and while its command
+// still runs it writes.
+func TestOrphanKilled(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	res, err := x.Run(t.Context(), request(root, `setsid sh -c 'echo early > early.txt; sleep 1; echo late > late.txt' & sleep 0.5`))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	res, err = x.Run(t.Context(), request(root, `setsid sh -c 'sleep 1; echo late > twin.txt' & sleep 2.5`))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	time.Sleep(1500 * time.Millisecond) // past the first orphan's late write
+	_, err = os.Stat(filepath.Join(root, "early.txt"))
+	require.NoError(t, err, "the orphan never ran (fixture)")
+	_, err = os.Stat(filepath.Join(root, "twin.txt"))
+	require.NoError(t, err, "an orphan whose command still runs did not write (fixture)")
+	_, err = os.Stat(filepath.Join(root, "late.txt"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the orphan outlived its command and wrote")
+}
+
+// TestGuardSpansSession: a hook planted by a background command before a
+// second command starts, whose own end comes after the background
+// command's, is not restored by the second command's end: the session
+// has one guard. Seen from the host: the hook is gone at the end, and the
+// background command did make it (its listing).
+func TestGuardSpansSession(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	require.NoError(t, exec.Command("git", "init", "-q", root).Run())
+	require.NoError(t, os.RemoveAll(filepath.Join(root, ".git", "hooks")))
+	// The session starts with the tree as it is now.
+	res, err := x.Run(t.Context(), request(root, "true"))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	a, err := x.Start(t.Context(), request(root, "mkdir -p .git/hooks && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout && ls .git/hooks; sleep 1"))
+	require.NoError(t, err)
+	var out []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(string(out), "post-checkout") && time.Now().Before(deadline) {
+		b, _ := a.ReadOutput()
+		out = append(out, b...)
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Contains(t, string(out), "post-checkout", "the background command did not plant the hook (fixture)")
+	res, err = x.Run(t.Context(), request(root, "sleep 2"))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	a.Wait()
+	_, err = os.Stat(filepath.Join(root, ".git", "hooks", "post-checkout"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the planted hook is on the host after the session's commands ended")
 }

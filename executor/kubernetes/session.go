@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,13 +31,13 @@ import (
 )
 
 // session is one session pod: a Job of one pod that runs cordon-pod
-// init, held by a lease exec.
+// init, held by an exec of cordon-pod serve.
 type session struct {
 	x      *Executor
 	name   string // the Job's name, LabelSession
 	digest string
 
-	ready chan struct{} // closed when pod is running and leased, or err set
+	ready chan struct{} // closed when the pod runs and serve answered, or err set
 	err   error
 	pod   string
 
@@ -46,10 +47,10 @@ type session struct {
 	// released when the pod's container is gone.
 	placeholders []policyderive.Mask
 
-	dead       atomic.Bool
-	leaseClose func()
-	delOnce    sync.Once
-	delErr     error
+	dead    atomic.Bool
+	conn    *conn // the serve exec, once attached
+	delOnce sync.Once
+	delErr  error
 }
 
 func (s *session) alive() bool { return !s.dead.Load() }
@@ -59,7 +60,7 @@ func (s *session) labels() map[string]string {
 }
 
 // start creates the session's Job (and NetworkPolicy) in the background;
-// ready is closed when the pod runs and the lease holds, or on failure.
+// ready is closed when the pod runs and serve answered, or on failure.
 func (s *session) start(r *policyderive.PodRendering) {
 	go func() {
 		s.err = s.create(r)
@@ -111,7 +112,7 @@ func (s *session) create(r *policyderive.PodRendering) error {
 		return err
 	}
 	s.pod = pod
-	if err := s.lease(); err != nil {
+	if err := s.serve(ctx); err != nil {
 		return err
 	}
 	x.log.Debug("kubernetes executor: session pod running", "pod", pod, "took", time.Since(start))
@@ -208,34 +209,147 @@ func (s *session) stream(ctx context.Context, argv []string, stdin io.Reader, st
 	return ex.StreamWithContext(ctx, remotecommand.StreamOptions{Stdin: stdin, Stdout: stdout, Stderr: stderr})
 }
 
-// lease starts the lease exec, whose standard input stays open until
-// the session is deleted or this process dies.
-func (s *session) lease() error {
+// conn is the session's exec of cordon-pod serve: Calls go out on its
+// standard input, Messages come back on its standard output and are
+// handed to the command of their ID.
+type conn struct {
+	s      *session
+	in     *io.PipeWriter
+	wmu    sync.Mutex
+	stderr capped
+	ended  chan struct{} // closed when the exec has ended
+	err    error         // why, once ended
+
+	mu     sync.Mutex
+	nextID uint64
+	calls  map[uint64]*command
+}
+
+// serve starts the serve exec and waits (within ctx) for its Ready
+// line. Its standard input stays open until the session is deleted or
+// this process dies; then cordon-pod serve ends the session.
+func (s *session) serve(ctx context.Context) error {
 	pr, pw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stderr capped
-	ended := make(chan error, 1)
-	go func() {
-		err := s.stream(ctx, []string{s.helper(), "lease"}, pr, nil, &stderr)
-		s.dead.Store(true)
-		ended <- err
-	}()
-	s.leaseClose = func() {
-		pw.Close()
-		select {
-		case <-ended:
-		case <-time.After(5 * time.Second):
-		}
-		cancel()
+	or, ow := io.Pipe()
+	sctx, cancel := context.WithCancel(context.Background())
+	c := &conn{s: s, in: pw, ended: make(chan struct{}), calls: map[uint64]*command{}}
+	argv := []string{s.helper(), "serve"}
+	if s.x.cfg.BestEffort {
+		argv = append(argv, "-best-effort")
 	}
-	// The lease has attached when it has run for a moment without
-	// failing: an exec that cannot start fails at once.
+	streamed := make(chan error, 1)
+	go func() {
+		err := s.stream(sctx, argv, pr, ow, &c.stderr)
+		ow.CloseWithError(cmp.Or(err, io.EOF))
+		streamed <- err
+	}()
+	ready := make(chan error, 1)
+	go func() {
+		defer cancel()
+		c.read(or, ready)
+		s.dead.Store(true)
+		pr.CloseWithError(io.ErrClosedPipe) // unblocks writers
+		serr := <-streamed
+		c.mu.Lock()
+		c.err = fmt.Errorf("kubernetes executor: cordon-pod serve on pod %s ended: %v %s", s.pod, cmp.Or(serr, c.err), strings.TrimSpace(c.stderr.String()))
+		calls := c.calls
+		c.calls = nil
+		c.mu.Unlock()
+		close(c.ended)
+		for _, cmd := range calls {
+			cmd.finish(nil, c.err)
+		}
+	}()
 	select {
-	case err := <-ended:
-		cancel()
-		return fmt.Errorf("kubernetes executor: the session lease on pod %s failed: %v %s", s.pod, err, stderr.String())
-	case <-time.After(200 * time.Millisecond):
+	case err := <-ready:
+		if err != nil {
+			pw.Close()
+			<-c.ended
+			return fmt.Errorf("kubernetes executor: the session on pod %s did not start: %w (%v)", s.pod, err, c.err)
+		}
+		s.conn = c
 		return nil
+	case <-ctx.Done():
+		pw.Close()
+		cancel()
+		<-c.ended
+		return fmt.Errorf("kubernetes executor: the session on pod %s did not start within %v: %v", s.pod, cmpDur(s.x.cfg.StartTimeout, DefaultStartTimeout), c.err)
+	}
+}
+
+// read decodes the helper's lines until the exec ends: the first must
+// be Ready (reported on ready), the others go to their commands.
+func (c *conn) read(r io.Reader, ready chan<- error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	first := true
+	fail := func(err error) {
+		c.mu.Lock()
+		c.err = err
+		c.mu.Unlock()
+		if first {
+			ready <- err
+		}
+	}
+	for {
+		line, err := wire.ReadLine(br)
+		if err != nil {
+			fail(err)
+			return
+		}
+		var m wire.Message
+		if err := json.Unmarshal(line, &m); err != nil {
+			fail(fmt.Errorf("decoding the helper's answer: %w", err))
+			return
+		}
+		if first {
+			if m.Ready == nil || m.Ready.Version != wire.Version {
+				fail(fmt.Errorf("the helper answered %s, not protocol version %d (the image's cordon-pod was built from other sources)", strings.TrimSpace(string(line)), wire.Version))
+				return
+			}
+			first = false
+			ready <- nil
+			continue
+		}
+		c.mu.Lock()
+		cmd := c.calls[m.ID]
+		if m.Final != nil {
+			delete(c.calls, m.ID)
+		}
+		c.mu.Unlock()
+		if cmd == nil {
+			continue // a command given up on
+		}
+		switch {
+		case m.Final != nil:
+			cmd.finish(m.Final, nil)
+		case m.Output != nil || m.Dropped:
+			cmd.output(m.Output, m.Dropped)
+		}
+	}
+}
+
+// send writes one Call.
+func (c *conn) send(call wire.Call) error {
+	line, err := json.Marshal(call)
+	if err != nil {
+		return fmt.Errorf("kubernetes executor: encoding the request: %w", err)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.in.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("kubernetes executor: sending to cordon-pod serve on pod %s: %w", c.s.pod, err)
+	}
+	return nil
+}
+
+// close ends the input: cordon-pod serve kills every command, lets the
+// guard repair, and ends the session. It waits for the exec to end.
+func (c *conn) close() {
+	c.in.Close()
+	select {
+	case <-c.ended:
+	case <-time.After(30 * time.Second):
+		c.s.x.log.Warn("kubernetes executor: cordon-pod serve did not end; deleting its pod anyway", "pod", c.s.pod)
 	}
 }
 
@@ -252,13 +366,13 @@ func (s *session) delete() error {
 	s.delOnce.Do(func() {
 		s.dead.Store(true)
 		<-s.ready
-		if s.leaseClose != nil {
-			s.leaseClose()
+		if s.conn != nil {
+			s.conn.close()
 		}
 		x := s.x
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		// With the lease gone PID 1 exits and the kernel kills the pod's
+		// With serve gone PID 1 exits and the kernel kills the pod's
 		// processes: wait for the container to end before the pod is
 		// deleted (a forced deletion does not wait for the node), so that
 		// placeholder mount points are released only once unused.
@@ -319,15 +433,14 @@ func (s *session) waitEnded(ctx context.Context) {
 	}
 }
 
-// command is one exec of cordon-pod run.
+// command is one command on the session's serve exec.
 type command struct {
-	s        *session
-	stdin    *io.PipeWriter
-	cancel   context.CancelFunc
+	c        *conn
+	id       uint64
 	finished chan struct{}
+	once     sync.Once
 	final    *wire.Final
 	err      error
-	stderr   capped
 
 	omu     sync.Mutex
 	out     []byte
@@ -336,11 +449,11 @@ type command struct {
 	killed  atomic.Bool
 }
 
-// exec starts cordon-pod run for req.
-func (s *session) exec(ctx context.Context, req *executor.Request, background bool) (*command, error) {
-	wr := wire.Request{Version: wire.Version, Command: req.Command, Dir: req.Dir, Env: req.Env, Timeout: req.Timeout,
+// exec sends req to cordon-pod serve.
+func (s *session) exec(req *executor.Request, background bool) (*command, error) {
+	wr := wire.Request{Command: req.Command, Dir: req.Dir, Env: req.Env, Timeout: req.Timeout,
 		Policy: wire.PolicyOf(req.Policy), Root: req.Root, Home: req.Home, Grants: req.Grants,
-		OutputLimit: req.OutputLimit, Background: background, BestEffort: s.x.cfg.BestEffort}
+		OutputLimit: req.OutputLimit, Background: background}
 	if wr.Dir == "" {
 		wr.Dir = req.Root
 	}
@@ -354,94 +467,86 @@ func (s *session) exec(ctx context.Context, req *executor.Request, background bo
 		// Best effort only (strict mode refused it): no proxy in the pod.
 		wr.Policy.Network = policy.NetworkNone
 	}
-	line, err := json.Marshal(wr)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes executor: encoding the request: %w", err)
+	c := s.conn
+	cmd := &command{c: c, finished: make(chan struct{}), limit: req.OutputLimit}
+	if cmd.limit <= 0 {
+		cmd.limit = executor.DefaultOutputLimit
 	}
-	pr, pw := io.Pipe()
-	or, ow := io.Pipe()
-	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &command{s: s, stdin: pw, cancel: cancel, finished: make(chan struct{}), limit: req.OutputLimit}
-	if c.limit <= 0 {
-		c.limit = executor.DefaultOutputLimit
+	c.mu.Lock()
+	if c.calls == nil {
+		c.mu.Unlock()
+		return nil, c.err
 	}
-	streamed := make(chan error, 1)
-	go func() {
-		err := s.stream(sctx, []string{s.helper(), "run"}, pr, ow, &c.stderr)
-		ow.CloseWithError(cmpErr(err, io.EOF))
-		streamed <- err
-	}()
-	go func() {
-		_, _ = pw.Write(append(line, '\n'))
-	}()
-	go func() {
-		defer close(c.finished)
-		defer cancel()
-		dec := json.NewDecoder(bufio.NewReader(or))
-		for {
-			var m wire.Message
-			if err := dec.Decode(&m); err != nil {
-				pr.CloseWithError(err) // unblocks the request writer and later kill lines
-				serr := <-streamed
-				c.err = fmt.Errorf("kubernetes executor: cordon-pod run on pod %s ended without a result: %v %v %s", s.pod, err, serr, trimmed([]byte(c.stderr.String())))
-				return
-			}
-			switch {
-			case m.Final != nil:
-				c.final = m.Final
-				pw.Close()
-				<-streamed
-				return
-			case m.Output != nil || m.Dropped:
-				c.omu.Lock()
-				c.out = append(c.out, m.Output...)
-				if len(c.out) > c.limit {
-					c.out = c.out[len(c.out)-c.limit:]
-					c.dropped = true
-				}
-				c.dropped = c.dropped || m.Dropped
-				c.omu.Unlock()
-			}
+	c.nextID++
+	cmd.id = c.nextID
+	c.calls[cmd.id] = cmd
+	c.mu.Unlock()
+	if err := c.send(wire.Call{ID: cmd.id, Request: &wr}); err != nil {
+		c.mu.Lock()
+		if c.calls != nil {
+			delete(c.calls, cmd.id)
 		}
-	}()
-	return c, nil
+		c.mu.Unlock()
+		return nil, err
+	}
+	return cmd, nil
 }
 
-func cmpErr(err, def error) error {
-	if err != nil {
-		return err
+// finish records the command's end, once.
+func (cmd *command) finish(f *wire.Final, err error) {
+	cmd.once.Do(func() {
+		cmd.final, cmd.err = f, err
+		close(cmd.finished)
+	})
+}
+
+// output appends background output, keeping the last limit bytes.
+func (cmd *command) output(b []byte, dropped bool) {
+	cmd.omu.Lock()
+	defer cmd.omu.Unlock()
+	cmd.out = append(cmd.out, b...)
+	if len(cmd.out) > cmd.limit {
+		cmd.out = cmd.out[len(cmd.out)-cmd.limit:]
+		cmd.dropped = true
 	}
-	return def
+	cmd.dropped = cmd.dropped || dropped
 }
 
 // kill asks cordon-pod to kill the command's tree.
-func (c *command) kill() {
-	if c.killed.CompareAndSwap(false, true) {
-		go func() { _, _ = c.stdin.Write([]byte(wire.KillLine + "\n")) }()
+func (cmd *command) kill() {
+	if cmd.killed.CompareAndSwap(false, true) {
+		go func() { _ = cmd.c.send(wire.Call{ID: cmd.id, Kill: true}) }()
 	}
 }
 
 // wait waits for the result; a cancelled ctx kills the command first.
-func (c *command) wait(ctx context.Context) (*executor.Result, error) {
+func (cmd *command) wait(ctx context.Context) (*executor.Result, error) {
 	select {
-	case <-c.finished:
+	case <-cmd.finished:
 	case <-ctx.Done():
-		c.kill()
+		cmd.kill()
 		select {
-		case <-c.finished:
-		case <-time.After(10 * time.Second):
-			c.cancel()
-			<-c.finished
+		case <-cmd.finished:
+		case <-time.After(killAnswer):
+			cmd.c.mu.Lock()
+			if cmd.c.calls != nil {
+				delete(cmd.c.calls, cmd.id)
+			}
+			cmd.c.mu.Unlock()
+			cmd.finish(nil, fmt.Errorf("kubernetes executor: cordon-pod serve on pod %s did not answer within %v of killing command %d: %w", cmd.c.s.pod, killAnswer, cmd.id, ctx.Err()))
 		}
 	}
-	if c.err != nil {
-		return nil, c.err
+	if cmd.err != nil {
+		return nil, cmd.err
 	}
-	if c.final.Error != nil {
-		return nil, errorOf(c.final.Error)
+	if cmd.final.Error != nil {
+		return nil, errorOf(cmd.final.Error)
 	}
-	return c.final.Result, nil
+	return cmd.final.Result, nil
 }
+
+// killAnswer bounds how long a killed command's Final is awaited.
+const killAnswer = 10 * time.Second
 
 // process is a background command.
 type process struct{ c *command }

@@ -256,6 +256,17 @@ func (r *run) track() {
 		done(pid)
 	}
 	r.spec.Started = r.started
+	r.spec.Exited = r.kill
+}
+
+// kill kills what is left of the command once its leader exited: its
+// cgroup, and the processes that left its tree (Config.ReapOrphans).
+// They may hold its output pipes open, which would otherwise be awaited.
+func (r *run) kill() {
+	r.endCgroup()
+	if n := orphans.end(r.pids...); n > 0 {
+		r.x.log.Debug("landlock: killed processes that left a command's tree", "count", n)
+	}
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -524,10 +535,7 @@ func (x *Executor) planFor(pr *policyderive.Profile) *plan {
 // guard's repair (even when ctx was cancelled) and returns the violations
 // for the Result. A cgroup that could not be emptied is in r.cgErr.
 func (r *run) end(ctx context.Context) []string {
-	r.endCgroup()
-	if n := orphans.end(r.pids...); n > 0 {
-		r.x.log.Debug("landlock: killed processes that left a command's tree", "count", n)
-	}
+	r.kill()
 	r.netEvents = r.net.End()
 	r.net = nil
 	r.handoff.close()

@@ -53,6 +53,9 @@ func Start(ctx context.Context, s *Spec) (*Process, error) {
 	go func() {
 		timedOut, state := supervise(context.Background(), proc, s.Timeout, p.kill)
 		r.release()
+		if s.Exited != nil {
+			s.Exited()
+		}
 		awaitOutput(drained, r.waitDelay, outR)
 		res := result(proc.Pid, state, timedOut)
 		res.Duration = time.Since(began)

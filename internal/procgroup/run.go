@@ -51,6 +51,9 @@ func Run(ctx context.Context, s *Spec) (*Result, error) {
 
 	timedOut, state := supervise(ctx, proc, s.Timeout, nil)
 	r.release()
+	if s.Exited != nil {
+		s.Exited()
+	}
 	awaitOutput(drained, r.waitDelay, outR, errR)
 
 	res := result(proc.Pid, state, timedOut)

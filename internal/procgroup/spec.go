@@ -59,6 +59,12 @@ type Spec struct {
 	// as it has started, before Run or Start waits for it (a caller that
 	// tracks its children registers it there).
 	Started func(pid int)
+	// Exited, when set, is called once the leader has exited and its
+	// process group was killed, before the output still in the pipes is
+	// awaited: a caller that kills what else is left of the command there
+	// (a process that left the tree holds the pipes open) spares that
+	// wait.
+	Exited func()
 }
 
 // Result is the outcome of a command.

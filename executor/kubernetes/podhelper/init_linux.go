@@ -5,7 +5,6 @@ package podhelper
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,7 +14,7 @@ import (
 )
 
 // initMain is PID 1: it reaps orphans until SIGTERM or SIGINT, or until
-// no lease attached (SIGUSR1) within timeout.
+// no session attached (SIGUSR1) within timeout.
 func initMain(timeout time.Duration) error {
 	sig := make(chan os.Signal, 8)
 	signal.Notify(sig, unix.SIGTERM, unix.SIGINT, unix.SIGUSR1, unix.SIGCHLD)
@@ -24,7 +23,7 @@ func initMain(timeout time.Duration) error {
 	for {
 		select {
 		case <-deadline.C:
-			return fmt.Errorf("no lease attached within %v: the executor that created this pod is gone", timeout)
+			return fmt.Errorf("no session attached within %v: the executor that created this pod is gone", timeout)
 		case s := <-sig:
 			switch s {
 			case unix.SIGUSR1:
@@ -44,15 +43,17 @@ func initMain(timeout time.Duration) error {
 	}
 }
 
-// leaseMain holds the session: SIGUSR1 to PID 1 now, SIGTERM when in
-// ends.
-func leaseMain(in io.Reader) error {
+// attach tells PID 1 a session attached (SIGUSR1).
+func attach() error {
 	if err := unix.Kill(1, unix.SIGUSR1); err != nil {
 		return fmt.Errorf("attaching to PID 1: %w", err)
 	}
-	_, err := io.Copy(io.Discard, in)
-	if kerr := unix.Kill(1, unix.SIGTERM); kerr != nil && !errors.Is(kerr, syscall.ESRCH) {
-		return fmt.Errorf("ending the session: %w", kerr)
+	return nil
+}
+
+// detach ends the session: PID 1 exits (SIGTERM).
+func detach() {
+	if err := unix.Kill(1, unix.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		fmt.Fprintln(os.Stderr, "cordon-pod: ending the session:", err)
 	}
-	return err
 }

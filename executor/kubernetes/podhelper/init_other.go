@@ -4,7 +4,6 @@ package podhelper
 
 import (
 	"errors"
-	"io"
 	"time"
 )
 
@@ -12,4 +11,6 @@ var errLinuxOnly = errors.New("cordon-pod runs only in a Linux pod")
 
 func initMain(time.Duration) error { return errLinuxOnly }
 
-func leaseMain(io.Reader) error { return errLinuxOnly }
+func attach() error { return errLinuxOnly }
+
+func detach() {}

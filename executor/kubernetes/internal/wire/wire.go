@@ -1,27 +1,50 @@
 // Package wire is the protocol between the kubernetes executor and
-// cordon-pod, its helper inside the session pod. Each command is one exec
-// of "cordon-pod run": the executor writes one JSON Request line on the
-// exec's standard input and keeps it open; a later line "kill" (or the
-// end of the input, when the connection drops) kills the command's
-// process tree. cordon-pod answers on its standard output with JSON
-// lines: Output messages while a background command runs, then exactly
-// one Final message, and exits 0. Anything else (a non-zero exit, no
-// Final line) is a failure of the helper, never of the command.
+// cordon-pod, its helper inside the session pod. The executor holds one
+// exec of "cordon-pod serve" for the session and speaks JSON lines over
+// its standard input and output. The helper first answers one Message
+// with Ready set. The executor then sends Calls: a Request starts a
+// command under a caller-chosen ID, Kill kills that command's process
+// tree. The helper answers with Messages carrying the ID: Started once
+// the command runs, Output while a background command runs, then
+// exactly one Final. The end of the input (the executor closed it, or
+// the connection dropped because the caller died) kills every command,
+// lets their ends (and the guard) run, and ends the session. Anything
+// else (the exec ending, a line that does not decode) is a failure of
+// the helper, never of a command.
 package wire
 
 import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// Version is the protocol version; the helper refuses a request of
-// another version, so an image built from other sources fails loudly.
-const Version = 1
+// Version is the protocol version, sent in Ready: the executor refuses a
+// helper of another version, so an image built from other sources fails
+// loudly.
+const Version = 2
 
-// KillLine is the line that kills the running command.
-const KillLine = "kill"
+// MaxLine bounds one line either way (a Final carries at most twice a
+// command's output limit, base64-encoded).
+const MaxLine = 256 << 20
+
+// Call is one line from the executor: exactly one of Request and Kill.
+type Call struct {
+	ID      uint64   `json:"id"`
+	Request *Request `json:"request,omitempty"`
+	// Kill kills command ID's process tree.
+	Kill bool `json:"kill,omitempty"`
+}
+
+// Ready is the helper's first line.
+type Ready struct {
+	Version int `json:"version"`
+}
 
 // Policy is the part of policy.Policy the OS sandbox reads: commands are
 // judged by the caller's gate, so command rules do not cross.
@@ -81,7 +104,6 @@ func nonNil(s []string) []string {
 
 // Request is one command.
 type Request struct {
-	Version     int            `json:"version"`
 	Command     string         `json:"command"`
 	Dir         string         `json:"dir"`
 	Env         []string       `json:"env"`
@@ -93,12 +115,13 @@ type Request struct {
 	OutputLimit int            `json:"output_limit,omitempty"`
 	// Background streams merged output as Output messages (Start).
 	Background bool `json:"background,omitempty"`
-	// BestEffort runs the in-pod Landlock layer in best effort.
-	BestEffort bool `json:"best_effort,omitempty"`
 }
 
-// Message is one line of the helper's answer: exactly one field is set.
+// Message is one line from the helper: Ready alone, or ID and exactly
+// one of the other fields.
 type Message struct {
+	ID    uint64 `json:"id,omitempty"`
+	Ready *Ready `json:"ready,omitempty"`
 	// Started is sent once the command runs.
 	Started *Started `json:"started,omitempty"`
 	// Output is merged output of a background command (base64 in JSON).
@@ -132,3 +155,23 @@ const (
 	KindInvalid       = "invalid"
 	KindFailed        = "failed"
 )
+
+// ReadLine reads one line, newline included, refusing one longer than
+// MaxLine; a last line without a newline ends in io.EOF.
+func ReadLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(line)+len(chunk) > MaxLine {
+			return nil, fmt.Errorf("a line longer than %d bytes", MaxLine)
+		}
+		line = append(line, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && len(line) > 0 && errors.Is(err, io.EOF) {
+			return line, io.ErrUnexpectedEOF
+		}
+		return line, err
+	}
+}
