@@ -15,11 +15,11 @@ import (
 )
 
 // BenchmarkKubernetesExecTrue compares, interleaved in one run, the
-// latency of `true` through the executor (derivation, one exec of
-// cordon-pod run, the in-pod Landlock sandbox and its guard) with
-// `kubectl exec POD -- true` into the same session pod, and reports the
-// session's start-up (the first command: Job created, pod Running, lease
-// attached) as startup-ms.
+// latency of `true` through the executor (derivation, one request over
+// the session's cordon-pod serve stream, the in-pod Landlock sandbox and
+// its guard) with `kubectl exec POD -- true` into the same session pod,
+// and reports the session's start-up (the first command: Job created,
+// pod Running, serve Ready) as startup-ms.
 //
 //	scripts/kube.sh up && set -a && . build/kube/env && set +a
 //	go test -run '^$' -bench KubernetesExecTrue -benchtime 30x ./executor/kubernetes/
