@@ -268,6 +268,7 @@ func (s *session) serve(ctx context.Context) error {
 			return fmt.Errorf("kubernetes executor: the session on pod %s did not start: %w (%v)", s.pod, err, c.err)
 		}
 		s.conn = c
+		go c.keepalive()
 		return nil
 	case <-ctx.Done():
 		pw.Close()
@@ -340,6 +341,27 @@ func (c *conn) send(call wire.Call) error {
 		return fmt.Errorf("kubernetes executor: sending to cordon-pod serve on pod %s: %w", c.s.pod, err)
 	}
 	return nil
+}
+
+// keepaliveEvery is how often an idle serve stream carries a line, so
+// that a proxy or kubelet idle timeout does not end the session.
+const keepaliveEvery = 30 * time.Second
+
+// keepalive sends an empty Call (serve ignores it) every keepaliveEvery
+// until the exec ends.
+func (c *conn) keepalive() {
+	t := time.NewTicker(keepaliveEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ended:
+			return
+		case <-t.C:
+			if c.send(wire.Call{}) != nil {
+				return
+			}
+		}
+	}
 }
 
 // close ends the input: cordon-pod serve kills every command, lets the

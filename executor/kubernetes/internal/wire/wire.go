@@ -33,7 +33,8 @@ const Version = 2
 // command's output limit, base64-encoded).
 const MaxLine = 256 << 20
 
-// Call is one line from the executor: exactly one of Request and Kill.
+// Call is one line from the executor: at most one of Request and Kill;
+// a Call with neither keeps an idle stream alive and is ignored.
 type Call struct {
 	ID      uint64   `json:"id"`
 	Request *Request `json:"request,omitempty"`
