@@ -65,6 +65,18 @@ func request(root, command string) *executor.Request {
 		Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}, Timeout: time.Minute}
 }
 
+// readUntil reads p's output until it holds want, or for 30 s.
+func readUntil(p executor.Process, want string) string {
+	var out []byte
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(string(out), want) && time.Now().Before(deadline) {
+		b, _ := p.ReadOutput()
+		out = append(out, b...)
+		time.Sleep(20 * time.Millisecond)
+	}
+	return string(out)
+}
+
 // podGone waits until the API has no pod of that name.
 func podGone(t *testing.T, cs k8s.Interface, ns, name string, within time.Duration) bool {
 	t.Helper()
@@ -174,14 +186,7 @@ func TestBackground(t *testing.T) {
 	root := workspace(t)
 	p, err := x.Start(t.Context(), request(root, "echo started; sleep 600"))
 	require.NoError(t, err)
-	var out []byte
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(string(out), "started") && time.Now().Before(deadline) {
-		b, _ := p.ReadOutput()
-		out = append(out, b...)
-		time.Sleep(50 * time.Millisecond)
-	}
-	assert.Contains(t, string(out), "started")
+	assert.Contains(t, readUntil(p, "started"), "started")
 	require.NoError(t, p.Kill())
 	select {
 	case <-p.Done():
@@ -366,14 +371,7 @@ func TestGuardSpansSession(t *testing.T) {
 	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
 	a, err := x.Start(t.Context(), request(root, "mkdir -p .git/hooks && printf '#!/bin/sh\\necho pwned\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout && ls .git/hooks; sleep 1"))
 	require.NoError(t, err)
-	var out []byte
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(string(out), "post-checkout") && time.Now().Before(deadline) {
-		b, _ := a.ReadOutput()
-		out = append(out, b...)
-		time.Sleep(20 * time.Millisecond)
-	}
-	require.Contains(t, string(out), "post-checkout", "the background command did not plant the hook (fixture)")
+	require.Contains(t, readUntil(a, "post-checkout"), "post-checkout", "the background command did not plant the hook (fixture)")
 	res, err = x.Run(t.Context(), request(root, "sleep 2"))
 	require.NoError(t, err)
 	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
