@@ -4,10 +4,11 @@ package landlock
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,41 +25,57 @@ func (r *reaper) enable() error {
 	return nil
 }
 
-// maxSweepRounds bounds a sweep against children that fork faster than
-// they are killed (each round kills every child it found).
-const maxSweepRounds = 1000
+// sweepWait bounds how long a sweep waits for the processes it killed to
+// die. SIGKILL kills a stopped or traced process too, but one in an
+// uninterruptible sleep dies only when the sleep ends.
+const sweepWait = 5 * time.Second
 
-// sweep kills and reaps every child of this process not in keep, until
-// there is none: a killed child's own children are reparented here
-// before waiting for it returns.
+// sweep kills every child of this process not in keep, again until none
+// but zombies is left (a killed child's own children are reparented
+// here when it dies), reaping the zombies it can; it returns how many it
+// killed. It never blocks on a wait: a zombie traced by another process
+// is reported to that tracer first and can be reaped only after it —
+// and the tracer, if it is one of the children, dies in the same sweep.
+// A zombie cannot run, so what cannot be reaped yet is left for a later
+// sweep.
 func sweep(keep map[int]bool) int {
-	n := 0
-	for range maxSweepRounds {
-		kids := children(keep)
-		if len(kids) == 0 {
-			return n
-		}
-		for _, pid := range kids {
-			// A child is not recycled before it is reaped here, so its
-			// pid names it until the wait below.
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
-		for _, pid := range kids {
-			for {
-				_, err := unix.Wait4(pid, nil, 0, nil)
-				if !errors.Is(err, unix.EINTR) {
-					break
+	killed := map[int]bool{}
+	deadline := time.Now().Add(sweepWait)
+	delay := 100 * time.Microsecond
+	for {
+		live := 0
+		for _, k := range children(keep) {
+			if k.state != 'Z' {
+				live++
+				if err := unix.Kill(k.pid, unix.SIGKILL); err == nil {
+					killed[k.pid] = true
 				}
 			}
-			n++
+			// A child is not recycled before it is reaped here, so its
+			// pid names it until then.
+			_, _ = unix.Wait4(k.pid, nil, unix.WNOHANG, nil)
 		}
+		if live == 0 {
+			return len(killed)
+		}
+		if time.Now().After(deadline) {
+			slog.Warn("landlock: processes that left a command's tree are still alive after SIGKILL", "count", live, "waited", sweepWait)
+			return len(killed)
+		}
+		time.Sleep(delay)
+		delay = min(2*delay, 10*time.Millisecond)
 	}
-	return n
+}
+
+// child is a child process and its state letter.
+type child struct {
+	pid   int
+	state byte
 }
 
 // children lists the processes whose parent is this process, except
 // those in keep.
-func children(keep map[int]bool) []int {
+func children(keep map[int]bool) []child {
 	self := os.Getpid()
 	d, err := os.Open("/proc")
 	if err != nil {
@@ -66,7 +83,7 @@ func children(keep map[int]bool) []int {
 	}
 	defer d.Close()
 	names, _ := d.Readdirnames(-1)
-	var out []int
+	var out []child
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
 		if err != nil || keep[pid] || pid == self {
@@ -83,11 +100,11 @@ func children(keep map[int]bool) []int {
 			continue
 		}
 		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 {
+		if len(f) < 2 || len(f[0]) != 1 {
 			continue
 		}
 		if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
-			out = append(out, pid)
+			out = append(out, child{pid: pid, state: f[0][0]})
 		}
 	}
 	return out
