@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if arg := os.Getenv(reapEnv); arg != "" {
 		os.Exit(reapMain(arg))
 	}
+	if os.Getenv(attackEnv) != "" && len(os.Args) > 1 {
+		os.Exit(attackMain(os.Args[1:]))
+	}
 	if os.Getenv(helperEnv) == "1" {
 		fmt.Println(helper(os.Args[1:]))
 		os.Exit(0)

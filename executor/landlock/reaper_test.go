@@ -4,10 +4,12 @@ package landlock_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,73 +24,158 @@ import (
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
-// reapEnv makes the test binary run reapMain: "DIR:1" with
-// Config.ReapOrphans, "DIR:0" without. A subreaper is for good and
-// kills every child it did not start, so it gets a process of its own.
+// reapEnv makes the test binary run reapMain with the JSON reapPlan in
+// the variable. A subreaper is for good and kills every child it did not
+// start, so it gets a process of its own.
 const reapEnv = "CORDON_LANDLOCK_TEST_REAP"
 
-// reapMain runs, with cgroups turned off as in a container, a background
-// command and then a command that leaves an orphan behind (setsid, its
-// parent exits first) which writes late.txt a second later. It waits for
-// the background command, which must have lived through the other
-// command's end, and exits.
+// attackEnv makes the test binary, copied into a workspace, act as the
+// attacker inside the sandbox (attackMain).
+const attackEnv = "CORDON_LANDLOCK_TEST_ATTACK"
+
+// reapPlan is what reapMain runs: with cgroups turned off as in a
+// container, an executor with Config.ReapOrphans or without, and
+// commands in order — "bg:" ones by Start, waited for at the end.
+type reapPlan struct {
+	Dir   string
+	Reap  bool
+	Steps []string
+}
+
 func reapMain(arg string) int {
-	dir, reap, _ := strings.Cut(arg, ":")
+	var p reapPlan
+	if err := json.Unmarshal([]byte(arg), &p); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	landlock.NoCgroups()
-	x, err := landlock.New(landlock.Config{ReapOrphans: reap == "1"})
+	x, err := landlock.New(landlock.Config{ReapOrphans: p.Reap})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer x.Close()
-	req := func(cmd string) *executor.Request {
-		return &executor.Request{Command: cmd, Dir: dir, Root: dir, Policy: policy.Coding.Policy(), Timeout: time.Minute,
-			Env: []string{"PATH=" + os.Getenv("PATH")}}
-	}
 	ctx := context.Background()
-	bg, err := x.Start(ctx, req("sleep 1; echo bg > bg.txt"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	var bgs []executor.Process
+	for _, s := range p.Steps {
+		req := &executor.Request{Dir: p.Dir, Root: p.Dir, Policy: policy.Coding.Policy(), Timeout: time.Minute,
+			Env: []string{"PATH=" + os.Getenv("PATH"), attackEnv + "=1"}}
+		if c, ok := strings.CutPrefix(s, "bg:"); ok {
+			req.Command = c
+			bg, err := x.Start(ctx, req)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
+			bgs = append(bgs, bg)
+			continue
+		}
+		req.Command = s
+		res, err := x.Run(ctx, req)
+		if err != nil || res.ExitCode != 0 {
+			fmt.Fprintln(os.Stderr, s, err, res)
+			return 1
+		}
+		fmt.Printf("%s: %s%s", s, res.Stdout, res.Stderr)
 	}
-	res, err := x.Run(ctx, req(`setsid sh -c 'echo $$ > orphan.pid; sleep 1; echo late > late.txt' & sleep 0.3`))
-	if err != nil || res.ExitCode != 0 {
-		fmt.Fprintln(os.Stderr, err, res)
-		return 1
-	}
-	if r := bg.Wait(); r.ExitCode != 0 {
-		fmt.Fprintf(os.Stderr, "background command: exit %d %s\n", r.ExitCode, r.Stdout)
-		return 1
+	for _, bg := range bgs {
+		if r := bg.Wait(); r.ExitCode != 0 {
+			fmt.Fprintf(os.Stderr, "background command: exit %d %s\n", r.ExitCode, r.Stdout)
+			return 1
+		}
 	}
 	fmt.Println(x.Describe(ctx).Info["reaper"])
 	return 0
 }
 
-// TestReapOrphans: with Config.ReapOrphans and no cgroup, a process that
-// left its command's tree is killed when the command ends — its pid is
-// gone and the file it would have written later never appears — while a
-// background command running meanwhile lives on. The twin without the
-// reaper shows the orphan surviving and writing.
-func TestReapOrphans(t *testing.T) {
+// attackMain is the attacker inside the sandbox. "ptrace FILE": it
+// starts O in a session of its own and exits, so O is orphaned; O starts
+// T, which PTRACE_SEIZEs O (so O's zombie is reported to T first, not
+// to its new parent), writes its pid and the seize's errno to T.pid and
+// T.seize in the working directory and, after the command ended, writes
+// FILE every 100 ms.
+func attackMain(args []string) int {
+	spawn := func(args ...string) *os.Process {
+		c := exec.Command("/proc/self/exe", args...)
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := c.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(3)
+		}
+		return c.Process
+	}
+	switch args[0] {
+	case "ptrace":
+		spawn("ptrace-O", args[1])
+		return 0
+	case "ptrace-O":
+		spawn("ptrace-T", strconv.Itoa(os.Getpid()), args[1])
+		select {}
+	case "ptrace-T":
+		runtime.LockOSThread()
+		o, _ := strconv.Atoi(args[1])
+		_ = os.WriteFile("T.pid", []byte(strconv.Itoa(os.Getpid())), 0o644)
+		_, _, e := syscall.RawSyscall6(syscall.SYS_PTRACE, 0x4206 /* PTRACE_SEIZE */, uintptr(o), 0, 0, 0, 0)
+		_ = os.WriteFile("T.seize", []byte(fmt.Sprint(int(e))), 0o644)
+		time.Sleep(1500 * time.Millisecond) // past its command's end
+		for {
+			_ = os.WriteFile(args[2], []byte("#!/bin/sh\necho pwned\n"), 0o755)
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return 2
+}
+
+// runReap runs plan in a process of its own, failing the test if it
+// takes more than a minute, and returns its output.
+func runReap(t *testing.T, plan reapPlan) string {
+	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
+	b, err := json.Marshal(plan)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), reapEnv+"="+string(b))
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, ctx.Err(), "the executor hung: %s", out)
+	require.NoError(t, err, "%s", out)
+	return string(out)
+}
+
+func reapDir(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	return dir
+}
+
+// killPidFile kills, at the end of the test, the process whose pid is in
+// file (an attacker that survived a twin).
+func killPidFile(t *testing.T, file string) int {
+	b, err := os.ReadFile(file)
+	require.NoError(t, err, "the attacker never ran (fixture)")
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	require.NoError(t, err)
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	return pid
+}
+
+// TestReapOrphans: with Config.ReapOrphans and no cgroup, a process that
+// left its command's tree is killed when the command ends — the file it
+// would have written later never appears — while a background command
+// running meanwhile lives on. The twin without the reaper shows the
+// orphan surviving and writing.
+func TestReapOrphans(t *testing.T) {
 	for _, reap := range []bool{true, false} {
 		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
-			dir, err := filepath.EvalSymlinks(t.TempDir())
-			require.NoError(t, err)
-			cmd := exec.Command(self, "-test.run=^$")
-			arg := dir + ":0"
-			if reap {
-				arg = dir + ":1"
-			}
-			cmd.Env = append(os.Environ(), reapEnv+"="+arg)
-			out, err := cmd.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-			b, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
-			require.NoError(t, err, "the orphan never ran")
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			require.NoError(t, err)
-			t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+			dir := reapDir(t)
+			out := runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{
+				"bg:sleep 1; echo bg > bg.txt",
+				`setsid sh -c 'echo $$ > orphan.pid; sleep 1; echo late > late.txt' & sleep 0.3`,
+			}})
+			killPidFile(t, filepath.Join(dir, "orphan.pid"))
 			bg, err := os.ReadFile(filepath.Join(dir, "bg.txt"))
 			require.NoError(t, err, "the background command did not finish")
 			assert.Equal(t, "bg\n", string(bg))
@@ -96,10 +183,42 @@ func TestReapOrphans(t *testing.T) {
 			_, err = os.Stat(filepath.Join(dir, "late.txt"))
 			if reap {
 				assert.ErrorIs(t, err, os.ErrNotExist, "the orphan outlived its command and wrote")
-				assert.Contains(t, string(out), "subreaper", "Describe names the reaper")
+				assert.Contains(t, out, "subreaper", "Describe names the reaper")
 				return
 			}
 			assert.NoError(t, err, "without the reaper the orphan survives (the fixture works)")
 		})
 	}
 }
+
+// TestReapTracedOrphan: an orphan traced by its own child (its zombie is
+// reported to the tracer first) neither hangs the executor's sweep nor
+// lets the tracer live on to write a hook after the guard. The twin
+// without the reaper shows the tracer writing the hook.
+func TestReapTracedOrphan(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := os.ReadFile(self)
+	require.NoError(t, err)
+	for _, reap := range []bool{true, false} {
+		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
+			dir := reapDir(t)
+			require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
+			hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+			out := runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{"./atk ptrace " + hook + "; sleep 1", "true"}})
+			t.Log(out)
+			killPidFile(t, filepath.Join(dir, "T.pid"))
+			seize, _ := os.ReadFile(filepath.Join(dir, "T.seize"))
+			require.Equal(t, "0", string(seize), "the tracer could not seize the orphan (fixture)")
+			time.Sleep(2 * time.Second) // past the tracer's first write
+			_, err := os.Stat(hook)
+			if reap {
+				assert.ErrorIs(t, err, os.ErrNotExist, "the tracer outlived its command and planted the hook")
+				return
+			}
+			assert.NoError(t, err, "without the reaper the tracer survives and writes (the fixture works)")
+		})
+	}
+}
+
