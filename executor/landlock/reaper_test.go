@@ -221,4 +221,3 @@ func TestReapTracedOrphan(t *testing.T) {
 		})
 	}
 }
-
