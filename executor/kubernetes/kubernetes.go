@@ -1,7 +1,6 @@
 package kubernetes
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
@@ -347,8 +346,9 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 		mountpoints.Default.Unlock()
 		return nil, ErrClosed
 	}
-	x.seq++
-	name := fmt.Sprintf("cordon-%s-%d", x.id, x.seq)
+	// The name the session gets if this rendering makes a new one (the
+	// digest leaves names out).
+	name := fmt.Sprintf("cordon-%s-%d", x.id, x.seq+1)
 	r, _ := policyderive.PodSpec(policyderive.ImageProfile(pr, req.Policy), x.podOptions(name))
 	d := digest(r)
 	if s := x.current; s != nil && s.digest == d && s.alive() {
@@ -358,6 +358,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 		return x.ready(ctx, s)
 	}
 	old := x.current
+	x.seq++
 	s := &session{x: x, name: name, digest: d, ready: make(chan struct{}), running: 1, placeholders: pr.Placeholders()}
 	mountpoints.Default.Acquire(s.placeholders)
 	mountpoints.Default.Unlock()
@@ -458,5 +459,3 @@ func errorOf(e *wire.Error) error {
 		return fmt.Errorf("kubernetes executor: in-pod sandbox: %s", e.Message)
 	}
 }
-
-func trimmed(b []byte) string { return string(bytes.TrimSpace(b)) }
