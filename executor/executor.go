@@ -152,6 +152,16 @@ const (
 	ControlNetAllowList Control = "net-allowlist"
 )
 
+// Controls returns every control, in the order backends report them.
+func Controls() []Control {
+	return []Control{
+		ControlFSRead, ControlFSWrite, ControlFSNewFiles, ControlFSMetadata,
+		ControlProtect, ControlNetTCP, ControlNetUDP, ControlNetUnix,
+		ControlNetAbstract, ControlSignal, ControlProcessTree, ControlProcInfo,
+		ControlHostProcess, ControlKernelObjects, ControlNetAllowList,
+	}
+}
+
 // Gap is a control an executor cannot enforce on this host, and why.
 type Gap struct {
 	Control Control `json:"control"`

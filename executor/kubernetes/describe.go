@@ -16,12 +16,7 @@ import (
 )
 
 // allControls are the controls this backend reports on.
-var allControls = []executor.Control{
-	executor.ControlFSRead, executor.ControlFSWrite, executor.ControlFSNewFiles, executor.ControlFSMetadata,
-	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
-	executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
-	executor.ControlHostProcess, executor.ControlKernelObjects, executor.ControlNetAllowList,
-}
+var allControls = executor.Controls()
 
 // Describe reports what the executor enforces. The pod layer (volumes,
 // security context, the pod's own namespaces) holds on every node; what

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
@@ -15,14 +16,9 @@ import (
 
 // allControls are the controls this backend reports on. Abstract Unix
 // sockets are not among them: macOS has none (Info says so).
-var allControls = []executor.Control{
-	executor.ControlFSRead, executor.ControlFSWrite, executor.ControlFSNewFiles, executor.ControlFSMetadata,
-	executor.ControlProtect, executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix,
-	executor.ControlSignal, executor.ControlProcessTree, executor.ControlProcInfo,
-	executor.ControlHostProcess,
-	executor.ControlKernelObjects,
-	executor.ControlNetAllowList,
-}
+var allControls = slices.DeleteFunc(executor.Controls(), func(c executor.Control) bool {
+	return c == executor.ControlNetAbstract // a Linux notion
+})
 
 // Describe reports what the executor enforces on this host, assessed for
 // a coding-mode profile (network none) of a fresh workspace: the gaps Run
