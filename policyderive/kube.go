@@ -269,45 +269,19 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 // covers, and the image's system directories (the top-level entries of
 // policy.DefaultSystem). Masks, being deeper, still apply.
 func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fidelity) ([]corev1.VolumeMount, []corev1.Volume) {
-	grant := func(l []Access) bool {
-		return slices.ContainsFunc(l, func(a Access) bool { return a.Path == "/" && a.Exists })
-	}
-	if !grant(pr.Read) {
-		return vms, vols
-	}
-	ro := !grant(pr.Write)
-	ents, err := os.ReadDir(hostRootDir)
-	if err != nil {
-		return vms, vols
-	}
-	// /run holds the node's runtime sockets (containerd's shims, the
-	// kubelet's): they come and go between derivation and start, and a
-	// socket cannot be masked inside a read-only mount then; the pod has
-	// its own /run.
-	skip := []string{"proc", "sys", "dev", "tmp", "run"}
-	for _, sp := range policy.DefaultSystem() {
-		if top, _, _ := strings.Cut(strings.TrimPrefix(sp, "/"), "/"); top != "" {
-			skip = append(skip, top)
-		}
-	}
+	tops, writable := HostTops(pr, true, func(p string) bool {
+		return slices.ContainsFunc(vms, func(m corev1.VolumeMount) bool { return abspath.Within(p, m.MountPath) })
+	})
 	var added []string
-	for _, e := range ents {
-		name := e.Name()
-		p := "/" + name
-		if slices.Contains(skip, name) || e.Type()&fs.ModeSymlink != 0 || !(e.IsDir() || e.Type().IsRegular()) {
-			continue
-		}
-		if slices.ContainsFunc(vms, func(m corev1.VolumeMount) bool { return abspath.Within(p, m.MountPath) }) {
-			continue
-		}
+	for _, top := range tops {
 		t := corev1.HostPathDirectory
-		if !e.IsDir() {
+		if !top.Dir {
 			t = corev1.HostPathFile
 		}
-		name = "top-" + strconv.Itoa(len(added))
-		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: p, Type: new(t)}}})
-		vms = append(vms, corev1.VolumeMount{Name: name, MountPath: p, ReadOnly: ro})
-		added = append(added, p)
+		name := "top-" + strconv.Itoa(len(added))
+		vols = append(vols, corev1.Volume{Name: name, VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: top.Path, Type: new(t)}}})
+		vms = append(vms, corev1.VolumeMount{Name: name, MountPath: top.Path, ReadOnly: !writable})
+		added = append(added, top.Path)
 	}
 	if len(added) > 0 {
 		f.add(Element{Class: Exact, Subject: "read /", Control: ControlFSRead, Layer: LayerPod,
@@ -316,7 +290,54 @@ func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fid
 	return vms, vols
 }
 
-// hostRootDir is the directory hostTop lists ("/"; the golden tests
+// HostTop is one of the host's top-level entries that a container binds
+// at its path for a read grant of "/".
+type HostTop struct {
+	Path string
+	Dir  bool // else a regular file
+}
+
+// HostTops lists, for a read grant of "/" in pr (trusted mode), the
+// host's top-level directories and regular files a container binds at
+// their paths — a container cannot bind the host's / over its own root
+// — and whether a write grant of "/" makes them writable. Left out:
+// /proc, /dev, /sys and /tmp (the container's own), /run (the node's
+// runtime sockets come and go between derivation and start, and a
+// socket cannot be masked inside a read-only bind then; the container
+// has its own), symbolic links, what covered reports as covered by
+// another mount, and with image the image's system directories (the
+// top-level entries of policy.DefaultSystem). Masks, being deeper, still
+// apply. Without a read grant of "/" it returns nothing.
+func HostTops(pr *Profile, image bool, covered func(path string) bool) (tops []HostTop, writable bool) {
+	grant := func(l []Access) bool {
+		return slices.ContainsFunc(l, func(a Access) bool { return a.Path == "/" && a.Exists })
+	}
+	if !grant(pr.Read) {
+		return nil, false
+	}
+	ents, err := os.ReadDir(hostRootDir)
+	if err != nil {
+		return nil, false
+	}
+	skip := []string{"proc", "sys", "dev", "tmp", "run"}
+	if image {
+		for _, sp := range policy.DefaultSystem() {
+			if top, _, _ := strings.Cut(strings.TrimPrefix(sp, "/"), "/"); top != "" {
+				skip = append(skip, top)
+			}
+		}
+	}
+	for _, e := range ents {
+		p := "/" + e.Name()
+		if slices.Contains(skip, e.Name()) || e.Type()&fs.ModeSymlink != 0 || !(e.IsDir() || e.Type().IsRegular()) || covered(p) {
+			continue
+		}
+		tops = append(tops, HostTop{Path: p, Dir: e.IsDir()})
+	}
+	return tops, grant(pr.Write)
+}
+
+// hostRootDir is the directory HostTops lists ("/"; the golden tests
 // list a fixture instead, so their files do not depend on the host).
 var hostRootDir = "/"
 

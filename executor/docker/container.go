@@ -76,10 +76,6 @@ type box struct {
 	netns *netns.Namespace
 }
 
-// topSkip are the host's top-level entries never bound for a read grant
-// of "/": the container has its own.
-var topSkip = []string{"proc", "sys", "dev", "tmp"}
-
 // specFor renders pr as a container spec.
 func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
 	mountpoints.Default.Lock()
@@ -183,52 +179,25 @@ func mountKey(ms []mount.Mount, network string) string {
 
 // hostTop adds, for a read grant of "/" (trusted mode), a bind of each
 // of the host's top-level directories and files at its path, read-only
-// (read-write for a write grant of "/"): a container cannot bind the
-// host's / over its own root. Left out: /proc, /dev, /sys, /tmp (the
-// container's own), symbolic links, what another mount already covers,
-// and in image mode the image's system directories (the top-level
-// entries of policy.DefaultSystem). Masks, being deeper, still apply.
+// (read-write for a write grant of "/"), as policyderive.HostTops lists
+// them (in image mode without the image's system directories).
 func (x *Executor) hostTop(pr *policyderive.Profile, ms []specs.Mount, fid *policyderive.Fidelity) []specs.Mount {
-	grant := func(l []policyderive.Access) bool {
-		return slices.ContainsFunc(l, func(a policyderive.Access) bool { return a.Path == "/" && a.Exists })
-	}
-	if !grant(pr.Read) {
-		return ms
-	}
+	tops, writable := policyderive.HostTops(pr, !x.host, func(p string) bool {
+		return slices.ContainsFunc(ms, func(m specs.Mount) bool { return abspath.Within(p, m.Destination) })
+	})
 	mode := "ro"
-	if grant(pr.Write) {
+	if writable {
 		mode = "rw"
 	}
-	ents, err := os.ReadDir("/")
-	if err != nil {
-		return ms
-	}
-	var image []string
-	if !x.host {
-		for _, s := range policy.DefaultSystem() {
-			if top, _, _ := strings.Cut(strings.TrimPrefix(s, "/"), "/"); top != "" {
-				image = append(image, top)
-			}
-		}
-	}
 	var added []string
-	for _, e := range ents {
-		name := e.Name()
-		p := "/" + name
-		if slices.Contains(topSkip, name) || slices.Contains(image, name) || e.Type()&fs.ModeSymlink != 0 ||
-			!(e.IsDir() || e.Type().IsRegular()) {
-			continue
-		}
-		if slices.ContainsFunc(ms, func(m specs.Mount) bool { return abspath.Within(p, m.Destination) }) {
-			continue
-		}
-		ms = append(ms, specs.Mount{Destination: p, Type: "bind", Source: p, Options: []string{"rbind", mode, "rprivate", "nosuid", "nodev"}})
-		added = append(added, p)
+	for _, top := range tops {
+		ms = append(ms, specs.Mount{Destination: top.Path, Type: "bind", Source: top.Path, Options: []string{"rbind", mode, "rprivate", "nosuid", "nodev"}})
+		added = append(added, top.Path)
 	}
 	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return abspath.Depth(a.Destination) - abspath.Depth(b.Destination) })
 	for i, e := range fid.Elements {
 		if e.Subject == "read /" && e.Class == policyderive.Stricter {
-			what := "the host's top-level entries except /proc, /dev, /sys, /tmp and symbolic links"
+			what := "the host's top-level entries except /proc, /dev, /sys, /tmp, /run and symbolic links"
 			if !x.host {
 				what += ", and the image's own system directories"
 			}
