@@ -142,21 +142,6 @@ our_pids() {
 	done
 }
 
-# wait_gone waits up to $2 seconds for the pids in $1 to exit.
-wait_gone() {
-	local pids="$1" deadline left p
-	deadline=$(($(date +%s) + $2))
-	while :; do
-		left=
-		for p in $pids; do
-			if kill -0 "$p" 2>/dev/null; then left="$left $p"; fi
-		done
-		[ -n "$left" ] || return 0
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.2
-	done
-}
-
 # stop_daemon stops dockerd (TERM, then KILL), then any leftover process of
 # ours, then unmounts whatever it left mounted under the data or exec root.
 stop_daemon() {

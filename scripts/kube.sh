@@ -601,21 +601,6 @@ cgroup_pids() {
 	done | sort -u
 }
 
-# wait_gone waits up to $2 seconds for the pids in $1 to exit.
-wait_gone() {
-	local pids="$1" deadline left p
-	deadline=$(($(date +%s) + $2))
-	while :; do
-		left=
-		for p in $pids; do
-			if kill -0 "$p" 2>/dev/null; then left="$left $p"; fi
-		done
-		[ -n "$left" ] || return 0
-		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.1
-	done
-}
-
 # stop NAME...: TERM the named daemons (their sessions), wait up to 10s,
 # then KILL.
 stop() {

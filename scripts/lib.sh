@@ -162,3 +162,18 @@ busybox_rootfs() {
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$rootfs/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
 }
+
+# wait_gone waits up to $2 seconds for the pids in $1 to exit.
+wait_gone() {
+	local pids="$1" deadline left p
+	deadline=$(($(date +%s) + $2))
+	while :; do
+		left=
+		for p in $pids; do
+			if kill -0 "$p" 2>/dev/null; then left="$left $p"; fi
+		done
+		[ -n "$left" ] || return 0
+		[ "$(date +%s)" -lt "$deadline" ] || return 1
+		sleep 0.1
+	done
+}
