@@ -46,7 +46,7 @@ func (x *Executor) Describe(ctx context.Context) executor.Capabilities {
 			"pod_layer":      "read-only root file system, every capability dropped, no privilege escalation, seccomp " + x.seccompInfo() + ", no service-account token, no host network, PID or IPC namespace; the root and grants as volumes, masks as read-only or empty volumes",
 			"sandbox_layer":  "every command runs under cordon-pod serve: cordon's Landlock and seccomp sandbox and protected-path guard, derived from the same policy inside the pod, one landlock executor for the session; serve is a child subreaper that kills processes which leave their command's tree",
 			"network":        "network none: a default-deny NetworkPolicy for the session's pods (enforced only where the CNI enforces NetworkPolicy) and the sandbox layer; network full: the pod network",
-			"requirements":   "RBAC in the namespace: create, delete jobs (batch); list, get, delete pods; create pods/exec; create, delete networkpolicies. The node's kernel needs Landlock (5.13+) for the sandbox layer, which refuses every command in strict mode without it",
+			"requirements":   "RBAC in the namespace: create, patch, delete jobs (batch); list, get, delete pods; create pods/exec; create, delete networkpolicies. The node's kernel needs Landlock (5.13+) for the sandbox layer, which refuses every command in strict mode without it",
 		},
 	}
 	if x.cfg.RuntimeClassName != "" {

@@ -107,7 +107,8 @@
 //
 // # What it needs
 //
-// RBAC in the namespace: jobs (batch) create, delete; pods list, get,
+// RBAC in the namespace: jobs (batch) create, patch (to lift the start
+// deadline), delete; pods list, get,
 // delete; pods/exec create (and get, for older API servers);
 // networkpolicies (networking.k8s.io) create, delete. An image with a shell, the tools
 // the agent needs and cordon-pod at Config.Helper (built with

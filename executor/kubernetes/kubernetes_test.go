@@ -140,6 +140,37 @@ func TestKilledCaller(t *testing.T) {
 	assert.True(t, podGone(t, cs, cfg.Namespace, pod, 90*time.Second), "pod %s of a killed caller still exists", pod)
 }
 
+// TestKilledCallerPending: a caller killed while its session pod is
+// still pending (unschedulable) leaves no Job: the Job's start deadline
+// fails it and its TTL deletes it, checked through the API. The twin:
+// the Job existed when the caller died.
+func TestKilledCallerPending(t *testing.T) {
+	cfg := kubeConfig(t)
+	newExecutor(t, cfg) // skips where there is no cluster
+	cs := client(t, cfg)
+	root := workspace(t)
+	id, err := strayCaller(t, root, strayPendingEnv+"=1")
+	require.NoError(t, err)
+	require.NotEmpty(t, id, "the stray caller printed no executor ID")
+	sel := kubernetes.LabelExecutor + "=" + id
+	jobs := func() int {
+		l, err := cs.BatchV1().Jobs(cfg.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: sel})
+		require.NoError(t, err)
+		return len(l.Items)
+	}
+	require.Equal(t, 1, jobs(), "the stray caller's Job did not exist when it died (fixture)")
+	deadline := time.Now().Add(strayStartTimeout + 90*time.Second)
+	for jobs() > 0 && time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+	}
+	assert.Equal(t, 0, jobs(), "the Job of a caller killed while its pod was pending is still there")
+	pods, err := cs.CoreV1().Pods(cfg.Namespace).List(t.Context(), metav1.ListOptions{LabelSelector: sel})
+	require.NoError(t, err)
+	for _, p := range pods.Items {
+		assert.True(t, podGone(t, cs, cfg.Namespace, p.Name, 60*time.Second), "pod %s of the pending session is still there", p.Name)
+	}
+}
+
 // TestCancelKillsTree: a cancelled context kills the command's whole
 // process tree in the pod, seen from the host: a background heartbeat
 // started by the command stops growing. The twin: it grew before.
@@ -259,16 +290,17 @@ func TestRBAC(t *testing.T) {
 	role := &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "cordon-executor-test"},
 		Rules: []rbacv1.PolicyRule{
-			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "delete"}},
+			{APIGroups: []string{"batch"}, Resources: []string{"jobs"}, Verbs: []string{"create", "patch", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "delete"}},
 			{APIGroups: []string{""}, Resources: []string{"pods/exec"}, Verbs: []string{"create", "get"}},
 			{APIGroups: []string{"networking.k8s.io"}, Resources: []string{"networkpolicies"}, Verbs: []string{"create", "delete"}},
 		},
 	}
 	_, err := cs.RbacV1().Roles(ns).Create(t.Context(), role, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		require.NoError(t, err)
+	if apierrors.IsAlreadyExists(err) { // an earlier run's, perhaps with other rules
+		_, err = cs.RbacV1().Roles(ns).Update(t.Context(), role, metav1.UpdateOptions{})
 	}
+	require.NoError(t, err)
 	rb := &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "cordon-executor-test"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name},

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/cordon-sandbox/cordon/conformance/probe"
 	"github.com/cordon-sandbox/cordon/executor"
@@ -24,6 +25,15 @@ import (
 // variable, prints the session pod's name and kills itself (SIGKILL).
 const strayEnv = "CORDON_KUBE_TEST_STRAY"
 
+// strayPendingEnv, set with strayEnv, makes the stray caller's session
+// pod unschedulable (it asks for more CPU than any node has) and its
+// start timeout StrayStartTimeout: the caller dies while the pod is
+// pending, after printing its executor's ID.
+const strayPendingEnv = "CORDON_KUBE_TEST_STRAY_PENDING"
+
+// strayStartTimeout is the pending stray's Config.StartTimeout.
+const strayStartTimeout = 5 * time.Second
+
 func TestMain(m *testing.M) {
 	probe.MaybeRun()
 	if root := os.Getenv(strayEnv); root != "" {
@@ -34,10 +44,25 @@ func TestMain(m *testing.M) {
 
 func stray(root string) int {
 	kc, image, ns := testenv.Kube()
-	x, err := kubernetes.New(kubernetes.Config{Kubeconfig: kc, Image: image, Namespace: ns, PullPolicy: corev1.PullNever})
+	cfg := kubernetes.Config{Kubeconfig: kc, Image: image, Namespace: ns, PullPolicy: corev1.PullNever}
+	pending := os.Getenv(strayPendingEnv) != ""
+	if pending {
+		cfg.StartTimeout = strayStartTimeout
+		cfg.Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100000")}
+	}
+	x, err := kubernetes.New(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if pending {
+		go x.Run(context.Background(), &executor.Request{Command: "true", Dir: root, Root: root, Policy: policy.Coding.Policy(), Timeout: time.Minute})
+		time.Sleep(strayStartTimeout / 2) // the Job exists, its pod pends
+		fmt.Println(x.ID())
+		os.Stdout.Sync()
+		p, _ := os.FindProcess(os.Getpid())
+		p.Kill()
+		select {}
 	}
 	_, err = x.Run(context.Background(), &executor.Request{Command: "true", Dir: root, Root: root, Policy: policy.Coding.Policy(), Timeout: time.Minute})
 	if err != nil {
@@ -52,15 +77,16 @@ func stray(root string) int {
 }
 
 // strayCaller runs the test binary as a caller that dies with a session
-// pod, and returns the pod's name.
-func strayCaller(t *testing.T, root string) (string, error) {
+// pod, and returns the pod's name (with strayPendingEnv in env: its
+// executor's ID).
+func strayCaller(t *testing.T, root string, env ...string) (string, error) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		return "", err
 	}
 	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), strayEnv+"="+root)
+	cmd.Env = append(append(os.Environ(), strayEnv+"="+root), env...)
 	out, err := cmd.Output()
 	if len(out) > 0 {
 		err = nil // it was killed, as it meant to be

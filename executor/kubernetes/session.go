@@ -19,6 +19,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/remotecommand"
@@ -80,6 +81,12 @@ func (s *session) create(r *policyderive.PodRendering) error {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: s.name, Labels: labels},
 		Spec: batchv1.JobSpec{
+			// Until the session holds, the Job may be active only as long
+			// as the start may take: a caller that dies while the pod is
+			// pending (unschedulable, an image that never arrives) leaves
+			// a Job that fails by itself, and its TTL deletes it. Removed
+			// once serve answered.
+			ActiveDeadlineSeconds:   new(int64(startDeadline(x.cfg.StartTimeout).Seconds())),
 			BackoffLimit:            new(int32(0)),
 			Parallelism:             new(int32(1)),
 			Completions:             new(int32(1)),
@@ -115,8 +122,18 @@ func (s *session) create(r *policyderive.PodRendering) error {
 	if err := s.serve(ctx); err != nil {
 		return err
 	}
+	if _, err := x.client.BatchV1().Jobs(x.namespace).Patch(ctx, s.name, types.JSONPatchType,
+		[]byte(`[{"op":"remove","path":"/spec/activeDeadlineSeconds"}]`), metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("kubernetes executor: lifting the start deadline of Job %s (the Role needs patch on jobs): %w", s.name, err)
+	}
 	x.log.Debug("kubernetes executor: session pod running", "pod", pod, "took", time.Since(start))
 	return nil
+}
+
+// startDeadline is the session Job's active deadline until the session
+// holds: the start timeout and half a minute, in whole seconds.
+func startDeadline(startTimeout time.Duration) time.Duration {
+	return (cmpDur(startTimeout, DefaultStartTimeout) + 30*time.Second).Round(time.Second)
 }
 
 func cmpDur(d, def time.Duration) time.Duration {
