@@ -45,11 +45,14 @@ func sweep(keep map[int]bool) int {
 	for {
 		live := 0
 		for _, k := range children(keep) {
-			if k.state != 'Z' {
+			// Every child is killed, whatever its state: a process whose
+			// leader thread exited (pthread_exit) shows the leader's Z
+			// while its other threads run on.
+			if err := unix.Kill(k.pid, unix.SIGKILL); err == nil && !k.dead() {
+				killed[k.pid] = true
+			}
+			if !k.dead() {
 				live++
-				if err := unix.Kill(k.pid, unix.SIGKILL); err == nil {
-					killed[k.pid] = true
-				}
 			}
 			// A child is not recycled before it is reaped here, so its
 			// pid names it until then.
@@ -67,11 +70,15 @@ func sweep(keep map[int]bool) int {
 	}
 }
 
-// child is a child process and its state letter.
+// child is a child process, its state letter and its number of threads.
 type child struct {
-	pid   int
-	state byte
+	pid     int
+	state   byte
+	threads int
 }
+
+// dead reports a zombie with no thread left running.
+func (c child) dead() bool { return c.state == 'Z' && c.threads <= 1 }
 
 // children lists the processes whose parent is this process, except
 // those in keep.
@@ -99,13 +106,22 @@ func children(keep map[int]bool) []child {
 		if i < 0 {
 			continue
 		}
+		// Fields from the state on: state ppid pgrp session tty_nr
+		// tpgid flags minflt cminflt majflt cmajflt utime stime cutime
+		// cstime priority nice num_threads.
 		f := bytes.Fields(b[i+1:])
-		if len(f) < 2 || len(f[0]) != 1 {
+		if len(f) < 18 || len(f[0]) != 1 {
 			continue
 		}
-		if ppid, err := strconv.Atoi(string(f[1])); err == nil && ppid == self {
-			out = append(out, child{pid: pid, state: f[0][0]})
+		ppid, err := strconv.Atoi(string(f[1]))
+		if err != nil || ppid != self {
+			continue
 		}
+		threads, err := strconv.Atoi(string(f[17]))
+		if err != nil {
+			threads = 2 // unknown: not known to be dead
+		}
+		out = append(out, child{pid: pid, state: f[0][0], threads: threads})
 	}
 	return out
 }

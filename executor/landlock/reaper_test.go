@@ -88,7 +88,9 @@ func reapMain(arg string) int {
 	return 0
 }
 
-// attackMain is the attacker inside the sandbox. "ptrace FILE": it
+// attackMain is the attacker inside the sandbox. "ghost FILE": it starts
+// G in a session of its own and exits; G's main thread exits while a
+// thread of it writes FILE every 100 ms from 1.5 s on. "ptrace FILE": it
 // starts O in a session of its own and exits, so O is orphaned; O starts
 // T, which PTRACE_SEIZEs O (so O's zombie is reported to T first, not
 // to its new parent), writes its pid and the seize's errno to T.pid and
@@ -105,6 +107,24 @@ func attackMain(args []string) int {
 		return c.Process
 	}
 	switch args[0] {
+	case "ghost":
+		spawn("ghost-run", args[1])
+		return 0
+	case "ghost-run":
+		// The leader thread exits (not the process): /proc shows the
+		// leader's zombie state while the writer goroutine runs on in
+		// another thread.
+		runtime.GOMAXPROCS(4)
+		_ = os.WriteFile("G.pid", []byte(strconv.Itoa(os.Getpid())), 0o644)
+		go func() {
+			time.Sleep(1500 * time.Millisecond) // past its command's end
+			for {
+				_ = os.WriteFile(args[1], []byte("#!/bin/sh\necho pwned\n"), 0o755)
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+		time.Sleep(100 * time.Millisecond)
+		_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
 	case "ptrace":
 		spawn("ptrace-O", args[1])
 		return 0
@@ -124,6 +144,14 @@ func attackMain(args []string) int {
 		}
 	}
 	return 2
+}
+
+func init() {
+	if os.Getenv(attackEnv) != "" {
+		// main (TestMain, and with it attackMain) stays on the main
+		// thread, whose exit the "ghost" attack needs.
+		runtime.LockOSThread()
+	}
 }
 
 // runReap runs plan in a process of its own, failing the test if it
@@ -187,6 +215,36 @@ func TestReapOrphans(t *testing.T) {
 				return
 			}
 			assert.NoError(t, err, "without the reaper the orphan survives (the fixture works)")
+		})
+	}
+}
+
+// TestReapGhost: an orphan whose main thread exited (its /proc state is
+// the leader's zombie while another thread runs) is killed all the same:
+// the hook it would write after its command never appears. The twin
+// without the reaper shows it writing.
+func TestReapGhost(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := os.ReadFile(self)
+	require.NoError(t, err)
+	for _, reap := range []bool{true, false} {
+		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
+			dir := reapDir(t)
+			require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
+			hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+			runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{"./atk ghost " + hook + "; sleep 1", "true"}})
+			pid := killPidFile(t, filepath.Join(dir, "G.pid"))
+			time.Sleep(2 * time.Second) // past the ghost's first write
+			_, err := os.Stat(hook)
+			if reap {
+				assert.ErrorIs(t, err, os.ErrNotExist, "the ghost outlived its command and planted the hook")
+				_, err := os.Stat(fmt.Sprintf("/proc/%d/task", pid))
+				assert.ErrorIs(t, err, os.ErrNotExist, "the ghost %d is still there", pid)
+				return
+			}
+			assert.NoError(t, err, "without the reaper the ghost survives and writes (the fixture works)")
 		})
 	}
 }
