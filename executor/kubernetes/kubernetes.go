@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,6 +23,8 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/kubernetes/internal/wire"
 	"github.com/cordon-sandbox/cordon/internal/mountpoints"
+	"github.com/cordon-sandbox/cordon/internal/protectguard"
+	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -139,6 +142,9 @@ type Executor struct {
 	uid, gid  int64
 	server    string
 	deriver   *policyderive.Deriver
+	// guards is the caller's side of the protected-path guard, over the
+	// same trees as the pod's, across every session (see guard).
+	guards *protectguard.Cache
 
 	mu      sync.Mutex
 	closed  bool
@@ -206,6 +212,7 @@ func New(cfg Config) (*Executor, error) {
 	_, _ = rand.Read(b[:])
 	x.id = hex.EncodeToString(b[:])
 	x.deriver = policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger})
+	x.guards = protectguard.NewCache(16, cfg.Logger)
 	x.log.Debug("kubernetes executor", "server", rc.Host, "version", v, "namespace", x.namespace, "id", x.id)
 	return x, nil
 }
@@ -268,6 +275,9 @@ func (x *Executor) Close() error {
 	if x.deriver != nil {
 		x.deriver.Close()
 	}
+	if x.guards != nil {
+		errs = append(errs, x.guards.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -308,9 +318,48 @@ func digest(r *policyderive.PodRendering) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// prepare validates and derives a request and returns the session it
-// runs in, counted as running until done is called.
-func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session, error) {
+// prepare validates and derives a request, begins the caller's guard
+// and returns the session it runs in, counted as running until done is
+// called, and the guard, to be ended after the command.
+//
+// Each session pod's cordon-pod serve guards the protected paths of its
+// commands, but a new session (the rendering changed: a denied file
+// appeared, a grant) gets a guard of its own, whose baseline would take
+// in what a command still running in the old session planted — and
+// restore it after the old guard removed it. So the caller guards too,
+// with one baseline for all sessions, taken only when no command of the
+// executor runs; its repair runs after the pod's and has the last word.
+// Before a command starts while others run it repairs what they changed,
+// and the request is derived again.
+func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session, *sandboxrun.Guarded, error) {
+	pr, err := x.derive(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := x.guards.For(req.Policy, req.Root, req.Home, sandboxrun.WritableTrees(pr))
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubernetes executor: %w", err)
+	}
+	w, err := sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
+	if err != nil {
+		return nil, nil, err
+	}
+	if w.Repaired() {
+		if pr, err = x.derive(ctx, req); err != nil {
+			w.End(ctx)
+			return nil, nil, err
+		}
+	}
+	s, err := x.session(ctx, req, pr)
+	if err != nil {
+		w.End(ctx)
+		return nil, nil, err
+	}
+	return s, w, nil
+}
+
+// derive validates and derives a request.
+func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, error) {
 	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
@@ -334,6 +383,12 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	if pr.Network == policy.NetworkAllowList {
 		pr.Network = policy.NetworkNone
 	}
+	return pr, nil
+}
+
+// session returns the session a request derived as pr runs in, counted
+// as running until done is called.
+func (x *Executor) session(ctx context.Context, req *executor.Request, pr *policyderive.Profile) (*session, error) {
 	// Placeholder mount points the runtime creates on the node (an
 	// empty read-only .git in a fresh root) are shared with the other
 	// sandboxes of this process and removed by the last (see package
@@ -420,34 +475,55 @@ func (x *Executor) done(s *session) {
 
 // Run runs the command in the session pod under the in-pod sandbox.
 func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
-	s, err := x.prepare(ctx, req)
+	s, w, err := x.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	defer x.done(s)
 	c, err := s.exec(req, false)
 	if err != nil {
+		w.End(ctx)
 		return nil, err
 	}
-	return c.wait(ctx)
+	res, err := c.wait(ctx)
+	vs := w.End(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Violations = appendNew(res.Violations, vs)
+	return res, nil
 }
 
 // Start starts the command in the background in the session pod.
 func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.Process, error) {
-	s, err := x.prepare(ctx, req)
+	s, w, err := x.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	c, err := s.exec(req, true)
 	if err != nil {
+		w.End(ctx)
 		x.done(s)
 		return nil, err
 	}
+	p := &process{c: c, ended: make(chan struct{})}
 	go func() {
 		<-c.finished
+		p.violations = w.End(context.WithoutCancel(ctx))
 		x.done(s)
+		close(p.ended)
 	}()
-	return &process{c: c}, nil
+	return p, nil
+}
+
+// appendNew appends the strings of add not already in to.
+func appendNew(to, add []string) []string {
+	for _, v := range add {
+		if !slices.Contains(to, v) {
+			to = append(to, v)
+		}
+	}
+	return to
 }
 
 // errorOf converts the helper's error.

@@ -411,3 +411,42 @@ func TestGuardSpansSession(t *testing.T) {
 	_, err = os.Stat(filepath.Join(root, ".git", "hooks", "post-checkout"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "the planted hook is on the host after the session's commands ended")
 }
+
+// TestGuardAcrossSessions: a background command that keeps planting a
+// protected file (d/.envrc) changes the next command's rendering, which
+// then runs in a second session pod whose own guard takes the planted
+// file into its baseline and restores it at its end. The caller's guard,
+// one baseline across sessions, has the last word: the file is gone from
+// the host once both commands ended. The twin: the background command did
+// plant it (seen on the host while it ran).
+func TestGuardAcrossSessions(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	planted := filepath.Join(root, "d", ".envrc")
+	res, err := x.Run(t.Context(), request(root, "mkdir -p d"))
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	pod1 := x.PodName()
+	a, err := x.Start(t.Context(), request(root, `i=0; while [ $i -lt 40 ]; do printf 'echo pwned\n' > d/.envrc; i=$((i+1)); sleep 0.1; done`))
+	require.NoError(t, err)
+	seen := false
+	for deadline := time.Now().Add(20 * time.Second); !seen && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		_, err := os.Stat(planted)
+		seen = err == nil
+	}
+	require.True(t, seen, "the background command never planted d/.envrc (fixture)")
+	// A write grant for one command: a new volume, so a new session pod,
+	// and other writable trees, so another guard on the caller's side.
+	req := request(root, "sleep 5")
+	req.Grants = []policy.Grant{{Path: workspace(t), Op: policy.Write}}
+	res, err = x.Run(t.Context(), req)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	t.Logf("second command in pod %s (the first ran in %s); violations %q", x.PodName(), pod1, res.Violations)
+	require.NotEqual(t, pod1, x.PodName(), "the second command ran in the first session (fixture)")
+	ra := a.Wait()
+	t.Logf("background command: violations %q", ra.Violations)
+	_, err = os.Stat(planted)
+	assert.ErrorIs(t, err, os.ErrNotExist, "d/.envrc planted by a sandboxed command is on the host after the commands ended")
+}

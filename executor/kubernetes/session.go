@@ -587,8 +587,13 @@ func (cmd *command) wait(ctx context.Context) (*executor.Result, error) {
 // killAnswer bounds how long a killed command's Final is awaited.
 const killAnswer = 10 * time.Second
 
-// process is a background command.
-type process struct{ c *command }
+// process is a background command; ended is closed once the caller's
+// guard has repaired after it, with violations its findings.
+type process struct {
+	c          *command
+	ended      chan struct{}
+	violations []string
+}
 
 func (p *process) ReadOutput() ([]byte, bool) {
 	p.c.omu.Lock()
@@ -598,19 +603,20 @@ func (p *process) ReadOutput() ([]byte, bool) {
 	return out, d
 }
 
-func (p *process) Done() <-chan struct{} { return p.c.finished }
+func (p *process) Done() <-chan struct{} { return p.ended }
 
 func (p *process) Wait() *executor.Result {
-	<-p.c.finished
+	<-p.ended
 	switch {
 	case p.c.err != nil:
-		return &executor.Result{ExitCode: -1, Stderr: []byte(p.c.err.Error())}
+		return &executor.Result{ExitCode: -1, Stderr: []byte(p.c.err.Error()), Violations: p.violations}
 	case p.c.final.Error != nil:
-		return &executor.Result{ExitCode: -1, Stderr: []byte(errorOf(p.c.final.Error).Error())}
+		return &executor.Result{ExitCode: -1, Stderr: []byte(errorOf(p.c.final.Error).Error()), Violations: p.violations}
 	}
 	res := *p.c.final.Result
 	out, _ := p.ReadOutput()
 	res.Stdout = append(out, res.Stdout...)
+	res.Violations = appendNew(res.Violations, p.violations)
 	return &res
 }
 

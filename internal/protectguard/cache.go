@@ -27,8 +27,9 @@ type Cache struct {
 }
 
 type cached struct {
-	g    *Guard
-	used uint64
+	g     *Guard
+	used  uint64
+	rules string // root, home and protect patterns
 }
 
 // NewCache returns a cache of at most max guards (a guard with running
@@ -70,7 +71,21 @@ func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard
 	if err != nil {
 		return nil, err
 	}
-	c.m[key] = &cached{g: g, used: c.tick}
+	// Guards of the same rules over other trees share their regions'
+	// baselines while running (Guard.inherited).
+	rules := strings.Join([]string{root, home, strings.Join(patterns, "\x00")}, "\x01")
+	g.peers = func(self *Guard) []*Guard {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var out []*Guard
+		for _, e := range c.m {
+			if e.g != self && e.rules == rules {
+				out = append(out, e.g)
+			}
+		}
+		return out
+	}
+	c.m[key] = &cached{g: g, used: c.tick, rules: rules}
 	for len(c.m) > c.max {
 		oldest := ""
 		for k, e := range c.m {

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/pathwatch"
@@ -112,7 +113,13 @@ type Guard struct {
 
 	mu     sync.Mutex
 	active int
-	base   *state
+	// running mirrors active, for peers that look without the lock.
+	running atomic.Int32
+	base    *state
+	// peers, when set (by the Cache), returns the other guards of the
+	// same rules over the same workspace: a fresh baseline takes the
+	// regions a running one guards from its baseline (see inherited).
+	peers func(*Guard) []*Guard
 	cache  *cache
 	// last is the state the last walk found, at the watcher's generation
 	// lastGen; lastOK says every directory it listed was watched.
@@ -175,7 +182,7 @@ func (g *Guard) Begin(ctx context.Context) ([]Violation, error) {
 		if err != nil {
 			return nil, err
 		}
-		g.base = st
+		g.base = g.inherited(st)
 	} else {
 		var err error
 		if vs, err = g.repair(ctx); err != nil {
@@ -183,6 +190,7 @@ func (g *Guard) Begin(ctx context.Context) ([]Violation, error) {
 		}
 	}
 	g.active++
+	g.running.Add(1)
 	return vs, nil
 }
 
@@ -197,6 +205,7 @@ func (g *Guard) End(ctx context.Context) ([]Violation, error) {
 	defer g.mu.Unlock()
 	if g.active > 0 {
 		g.active--
+		g.running.Add(-1)
 	}
 	if g.base == nil {
 		return nil, nil
@@ -206,9 +215,7 @@ func (g *Guard) End(ctx context.Context) ([]Violation, error) {
 
 // Active returns the number of guarded commands still running.
 func (g *Guard) Active() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.active
+	return int(g.running.Load())
 }
 
 // protectedBy returns the first protect rule matching abs.

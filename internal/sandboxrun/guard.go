@@ -45,6 +45,10 @@ func BeginGuard(ctx context.Context, g *protectguard.Guard, backend string, best
 	return w, nil
 }
 
+// Repaired reports whether Begin repaired anything (what a command still
+// running had changed): the tree may derive differently now.
+func (w *Guarded) Repaired() bool { return w != nil && len(w.notes) > 0 }
+
 // End runs the guard's repair, even when ctx was cancelled, and returns
 // the command's violations: what Begin found, what was repaired, and a
 // repair that failed. Call it once, after the command (and everything it
