@@ -120,7 +120,7 @@ type Guard struct {
 	// same rules over the same workspace: a fresh baseline takes the
 	// regions a running one guards from its baseline (see inherited).
 	peers func(*Guard) []*Guard
-	cache  *cache
+	cache *cache
 	// last is the state the last walk found, at the watcher's generation
 	// lastGen; lastOK says every directory it listed was watched.
 	last    *state
