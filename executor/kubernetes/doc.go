@@ -76,6 +76,15 @@
 // sends the kill line. Output is bounded inside the pod like every
 // backend's.
 //
+// A new session pod (the rendering changed while a command still runs in
+// the old one) has a serve, and so a guard, of its own. So the caller
+// guards the same trees too (package internal/protectguard, the host's
+// paths: the hostPath volumes, or the claim the caller shares), with one
+// baseline across every session, taken only when no command of the
+// executor runs; its repair runs after the pod's and has the last word.
+// Before a command starts while others run, it repairs what they
+// changed, and the request is derived again.
+//
 // The pod has no cgroup a command could be put in (its cgroup file
 // system is read-only), so serve is a child subreaper
 // (landlock.Config.ReapOrphans): a process that double-forks out of its

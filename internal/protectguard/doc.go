@@ -63,6 +63,14 @@
 // again when each one exits. Changes the user makes to protected paths
 // while a sandboxed command is running are therefore reverted too.
 //
+// A Cache holds one guard per set of writable trees, so a command with
+// other trees (a grant for one command) gets another guard. A guard that
+// takes a fresh baseline while another guard of the same rules, root and
+// home is running takes the regions both guard from the running guard's
+// baseline, not from disk: what the running command planted there is
+// not taken for the user's, and the second guard's end does not restore
+// what the first one's end removed.
+//
 // # What remains
 //
 // The repair runs when a command (or a background process) ends and
