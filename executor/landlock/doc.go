@@ -140,8 +140,9 @@
 //     out of the command's tree (its parent exits first) would survive the
 //     command (internal/procgroup's caveat), keeping every restriction.
 //     Where this process may make cgroup v2 child cgroups, each command
-//     runs in one of its own and nothing survives (see Survivors); the
-//     gap is declared only where it may not.
+//     runs in one of its own and nothing survives (see Survivors); with
+//     Config.ReapOrphans this process is a child subreaper that kills
+//     them; the gap is declared only where neither holds.
 //   - proc-info: /proc/self names the process that opens it, and the
 //     ruleset is built once per profile, before the command exists, so its own
 //     /proc/<pid> cannot be granted alone: /proc is granted read-only as a
@@ -226,6 +227,23 @@
 // systemd user service, on cgroup v2 (or the unified hierarchy of a
 // hybrid host). Elsewhere the process-tree gap is declared with the
 // reason. A cgroup that cannot be emptied within 10 s fails Run.
+//
+// Where there is no cgroup to use (a container, as in a Kubernetes
+// session pod), Config.ReapOrphans makes this process a child subreaper
+// for good (reaper.go): a process that leaves a command's tree is
+// reparented to it, not to init. Every start of a command's leader (and
+// of a kept namespace's holder) is registered under the reaper's lock;
+// as soon as any command's leader has exited (procgroup.Spec.Exited,
+// before its output is awaited, which a leftover holding the pipes would
+// otherwise stretch) and again before the guard runs, every child of
+// this process that is not registered is sent SIGKILL — whatever its
+// state: a process whose main thread exited shows that thread's zombie
+// state while its other threads run — and reaped where it can be, again
+// until only zombies are left (a killed child's children are reparented
+// here when it dies), for at most 5 s. No wait blocks: a traced zombie
+// is reported to its tracer first, and the tracer dies in the same
+// sweep. Only a process that runs nothing but the executor's commands
+// may set it: any other child of the program would be killed too.
 //
 // # Metadata
 //
