@@ -4,7 +4,9 @@ package landlock
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strconv"
@@ -41,15 +43,22 @@ const sweepWait = 5 * time.Second
 func sweep(keep map[int]bool) int {
 	killed := map[int]bool{}
 	deadline := time.Now().Add(sweepWait)
-	delay := 100 * time.Microsecond
+	self := unix.Getpgrp()
+	delay := 50 * time.Microsecond
 	for {
-		live := 0
+		live, fresh := 0, false
 		for _, k := range children(keep) {
 			// Every child is killed, whatever its state: a process whose
 			// leader thread exited (pthread_exit) shows the leader's Z
-			// while its other threads run on.
-			if err := unix.Kill(k.pid, unix.SIGKILL); err == nil && !k.dead() {
-				killed[k.pid] = true
+			// while its other threads run on. Its process group goes
+			// with it, at once (unless a running command leads it): a
+			// process that hops from pid to pid (fork, the parent exits)
+			// keeps its group.
+			if k.pgid > 1 && k.pgid != self && !keep[k.pgid] {
+				_ = unix.Kill(-k.pgid, unix.SIGKILL)
+			}
+			if err := unix.Kill(k.pid, unix.SIGKILL); err == nil && !k.dead() && !killed[k.pid] {
+				killed[k.pid], fresh = true, true
 			}
 			if !k.dead() {
 				live++
@@ -65,15 +74,22 @@ func sweep(keep map[int]bool) int {
 			slog.Warn("landlock: processes that left a command's tree are still alive after SIGKILL", "count", live, "waited", sweepWait)
 			return len(killed)
 		}
+		if fresh {
+			// New children keep appearing: list again at once.
+			delay = 50 * time.Microsecond
+			continue
+		}
 		time.Sleep(delay)
 		delay = min(2*delay, 10*time.Millisecond)
 	}
 }
 
-// child is a child process, its state letter and its number of threads.
+// child is a child process, its state letter, process group and number
+// of threads.
 type child struct {
 	pid     int
 	state   byte
+	pgid    int
 	threads int
 }
 
@@ -81,34 +97,33 @@ type child struct {
 func (c child) dead() bool { return c.state == 'Z' && c.threads <= 1 }
 
 // children lists the processes whose parent is this process, except
-// those in keep.
+// those in keep: from the threads' children files where the kernel has
+// them (CONFIG_PROC_CHILDREN; a few reads, where a scan of /proc reads
+// every process), else from every process's stat.
 func children(keep map[int]bool) []child {
-	self := os.Getpid()
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
+	pids, ok := childPids()
+	if !ok {
+		pids = allPids()
 	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
+	self := os.Getpid()
 	var out []child
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil || keep[pid] || pid == self {
+	for _, pid := range pids {
+		if keep[pid] || pid == self {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + name + "/stat")
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		if err != nil {
 			continue
 		}
-		// "pid (comm) state ppid ...": comm may hold spaces and
-		// parentheses, so split after the last ')'.
+		// "pid (comm) state ppid pgrp ...": comm may hold spaces and
+		// parentheses, so split after the last ')'. Fields from the
+		// state on: state ppid pgrp session tty_nr tpgid flags minflt
+		// cminflt majflt cmajflt utime stime cutime cstime priority nice
+		// num_threads.
 		i := bytes.LastIndexByte(b, ')')
 		if i < 0 {
 			continue
 		}
-		// Fields from the state on: state ppid pgrp session tty_nr
-		// tpgid flags minflt cminflt majflt cmajflt utime stime cutime
-		// cstime priority nice num_threads.
 		f := bytes.Fields(b[i+1:])
 		if len(f) < 18 || len(f[0]) != 1 {
 			continue
@@ -117,11 +132,53 @@ func children(keep map[int]bool) []child {
 		if err != nil || ppid != self {
 			continue
 		}
+		pgid, _ := strconv.Atoi(string(f[2]))
 		threads, err := strconv.Atoi(string(f[17]))
 		if err != nil {
 			threads = 2 // unknown: not known to be dead
 		}
-		out = append(out, child{pid: pid, state: f[0][0], threads: threads})
+		out = append(out, child{pid: pid, state: f[0][0], pgid: pgid, threads: threads})
+	}
+	return out
+}
+
+// childPids reads the children files of this process's threads.
+func childPids() ([]int, bool) {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil, false
+	}
+	var out []int
+	for _, t := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && t.Name() == strconv.Itoa(os.Getpid()) {
+				return nil, false // no CONFIG_PROC_CHILDREN
+			}
+			continue // a thread that exited meanwhile
+		}
+		for _, f := range bytes.Fields(b) {
+			if pid, err := strconv.Atoi(string(f)); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out, true
+}
+
+// allPids lists every process.
+func allPids() []int {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []int
+	for _, name := range names {
+		if pid, err := strconv.Atoi(name); err == nil {
+			out = append(out, pid)
+		}
 	}
 	return out
 }

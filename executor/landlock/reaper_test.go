@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -126,6 +127,18 @@ func attackMain(args []string) int {
 		}()
 		time.Sleep(100 * time.Millisecond)
 		_, _, _ = syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0)
+	case "chain":
+		spawn("chain-run", args[1])
+		return 0
+	case "chain-run":
+		_ = os.WriteFile("C.pid", []byte(strconv.Itoa(os.Getpid())), 0o644)
+		p, err := syscall.BytePtrFromString(args[1])
+		if err != nil {
+			return 1
+		}
+		msg := []byte("#!/bin/sh\necho pwned\n")
+		runtime.LockOSThread()
+		chain(p, msg, uintptr(time.Now().Unix()+4))
 	case "ptrace":
 		spawn("ptrace-O", args[1])
 		return 0
@@ -155,6 +168,36 @@ func init() {
 		// main (TestMain, and with it attackMain) stays on the main
 		// thread, whose exit the "ghost" attack needs.
 		runtime.LockOSThread()
+	}
+}
+
+// chain hops from pid to pid — fork, the parent exits at once — until
+// deadline (seconds since the epoch), writing msg to the file at p every
+// 1024 generations. Only raw system calls run in a forked child of a Go
+// program, hence nosplit and no allocation.
+//
+//go:nosplit
+func chain(p *byte, msg []byte, deadline uintptr) {
+	for n := uintptr(1); ; n++ {
+		pid, _, e := syscall.RawSyscall(syscall.SYS_FORK, 0, 0, 0)
+		if e != 0 {
+			continue
+		}
+		if pid != 0 {
+			syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+		}
+		if n&255 == 0 {
+			if now, _, _ := syscall.RawSyscall(syscall.SYS_TIME, 0, 0, 0); now > deadline {
+				syscall.RawSyscall(syscall.SYS_EXIT_GROUP, 0, 0, 0)
+			}
+		}
+		if n&1023 == 0 {
+			fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, ^uintptr(99) /* AT_FDCWD, -100 */, uintptr(unsafe.Pointer(p)), syscall.O_WRONLY|syscall.O_CREAT|syscall.O_TRUNC, 0o755, 0, 0)
+			if e == 0 {
+				syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&msg[0])), uintptr(len(msg)))
+				syscall.RawSyscall(syscall.SYS_CLOSE, fd, 0, 0)
+			}
+		}
 	}
 }
 
@@ -249,6 +292,40 @@ func TestReapGhost(t *testing.T) {
 				return
 			}
 			assert.NoError(t, err, "without the reaper the ghost survives and writes (the fixture works)")
+		})
+	}
+}
+
+// TestReapChain: a process that hops from pid to pid (fork, the parent
+// exits at once) is never the child a sweep listed by the time the kill
+// comes; its process group, which it keeps, is killed with it at once.
+// The hook it writes every 1024 generations never appears after the
+// commands ended. The twin without the reaper shows it writing.
+func TestReapChain(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := os.ReadFile(self)
+	require.NoError(t, err)
+	for _, reap := range []bool{true, false} {
+		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
+			dir := reapDir(t)
+			require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
+			hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+			runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{"./atk chain " + hook + "; sleep 0.5", "true"}})
+			end := time.Now()
+			_, err := os.Stat(filepath.Join(dir, "C.pid"))
+			require.NoError(t, err, "the chain never ran (fixture)")
+			time.Sleep(1500 * time.Millisecond)
+			fi, err := os.Stat(hook)
+			if reap {
+				if err == nil {
+					assert.False(t, fi.ModTime().After(end), "the chain outlived the commands and wrote the hook at %v (they ended at %v)", fi.ModTime(), end)
+				}
+				return
+			}
+			require.NoError(t, err, "without the reaper the chain survives and writes (the fixture works)")
+			assert.True(t, fi.ModTime().After(end), "without the reaper the chain writes after the commands ended (the fixture works)")
 		})
 	}
 }
