@@ -240,7 +240,13 @@
 // state: a process whose main thread exited shows that thread's zombie
 // state while its other threads run — and reaped where it can be, again
 // until only zombies are left (a killed child's children are reparented
-// here when it dies), for at most 5 s. No wait blocks: a traced zombie
+// here when it dies), for at most 5 s. Children are listed from the
+// threads' children files (a few reads, not a scan of /proc), and each
+// one's process group is killed with it, so a process that hops from pid
+// to pid (fork, the parent exits) is caught in its group or in the next
+// listing; one that also starts a new session at every hop is a race
+// the sweep has won in every trial here (TestReapChain's variant), not a
+// guarantee, and a sweep that runs out of time says so in the log. No wait blocks: a traced zombie
 // is reported to its tracer first, and the tracer dies in the same
 // sweep. Only a process that runs nothing but the executor's commands
 // may set it: any other child of the program would be killed too.
