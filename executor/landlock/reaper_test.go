@@ -219,6 +219,20 @@ func runReap(t *testing.T, plan reapPlan) string {
 	return string(out)
 }
 
+// attackDir returns a git workspace holding a copy of the test binary as
+// ./atk (the attacker, attackMain) and the path of a hook in it.
+func attackDir(t *testing.T) (dir, hook string) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	bin, err := os.ReadFile(self)
+	require.NoError(t, err)
+	dir = reapDir(t)
+	require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
+	return dir, filepath.Join(dir, ".git", "hooks", "pre-commit")
+}
+
 func reapDir(t *testing.T) string {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -271,16 +285,9 @@ func TestReapOrphans(t *testing.T) {
 // the hook it would write after its command never appears. The twin
 // without the reaper shows it writing.
 func TestReapGhost(t *testing.T) {
-	self, err := os.Executable()
-	require.NoError(t, err)
-	bin, err := os.ReadFile(self)
-	require.NoError(t, err)
 	for _, reap := range []bool{true, false} {
 		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
-			dir := reapDir(t)
-			require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
-			hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+			dir, hook := attackDir(t)
 			runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{"./atk ghost " + hook + "; sleep 1", "true"}})
 			pid := killPidFile(t, filepath.Join(dir, "G.pid"))
 			time.Sleep(2 * time.Second) // past the ghost's first write
@@ -302,16 +309,9 @@ func TestReapGhost(t *testing.T) {
 // The hook it writes every 1024 generations never appears after the
 // commands ended. The twin without the reaper shows it writing.
 func TestReapChain(t *testing.T) {
-	self, err := os.Executable()
-	require.NoError(t, err)
-	bin, err := os.ReadFile(self)
-	require.NoError(t, err)
 	for _, reap := range []bool{true, false} {
 		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
-			dir := reapDir(t)
-			require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
-			hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+			dir, hook := attackDir(t)
 			runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{"./atk chain " + hook + "; sleep 0.5", "true"}})
 			end := time.Now()
 			_, err := os.Stat(filepath.Join(dir, "C.pid"))
@@ -335,16 +335,9 @@ func TestReapChain(t *testing.T) {
 // lets the tracer live on to write a hook after the guard. The twin
 // without the reaper shows the tracer writing the hook.
 func TestReapTracedOrphan(t *testing.T) {
-	self, err := os.Executable()
-	require.NoError(t, err)
-	bin, err := os.ReadFile(self)
-	require.NoError(t, err)
 	for _, reap := range []bool{true, false} {
 		t.Run(fmt.Sprint("reap=", reap), func(t *testing.T) {
-			dir := reapDir(t)
-			require.NoError(t, exec.Command("git", "init", "-q", dir).Run())
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "atk"), bin, 0o755))
-			hook := filepath.Join(dir, ".git", "hooks", "pre-commit")
+			dir, hook := attackDir(t)
 			out := runReap(t, reapPlan{Dir: dir, Reap: reap, Steps: []string{"./atk ptrace " + hook + "; sleep 1", "true"}})
 			t.Log(out)
 			killPidFile(t, filepath.Join(dir, "T.pid"))
