@@ -65,3 +65,33 @@ func evalTemp(t *testing.T) string {
 	require.NoError(t, err)
 	return d
 }
+
+// TestPeersRepairInOwnTree: a guard that took a region from a running
+// peer repairs it walking from its own tree: when its command swapped
+// the peer's tree for a symbolic link to a directory outside, the
+// restore does not write there. The twin: the file is restored (or the
+// repair fails) without following the link.
+func TestPeersRepairInOwnTree(t *testing.T) {
+	ws := evalTemp(t)
+	outside := evalTemp(t)
+	sub := filepath.Join(ws, "sub")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(sub, ".envrc"), []byte("export A=1\n"), 0o644))
+	p := policy.Coding.Policy()
+	c := protectguard.NewCache(16, nil)
+	peer, err := c.For(p, ws, "", []string{sub})
+	require.NoError(t, err)
+	g, err := c.For(p, ws, "", []string{ws})
+	require.NoError(t, err)
+	_, err = peer.Begin(t.Context())
+	require.NoError(t, err)
+	defer peer.End(t.Context())
+	_, err = g.Begin(t.Context())
+	require.NoError(t, err)
+	// g's command swaps sub for a link to outside.
+	require.NoError(t, os.Rename(sub, filepath.Join(ws, "x")))
+	require.NoError(t, os.Symlink(outside, sub))
+	_, _ = g.End(t.Context())
+	_, err = os.Stat(filepath.Join(outside, ".envrc"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "the repair followed the link and wrote outside the trees")
+}

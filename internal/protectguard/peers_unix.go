@@ -36,11 +36,23 @@ func (g *Guard) inherited(st *state) *state {
 				out = &state{entries: maps.Clone(st.entries), gitDirs: maps.Clone(st.gitDirs), pointers: maps.Clone(st.pointers)}
 			}
 			under := func(k string) bool { return abspath.Within(k, region) }
+			// Repairs of the taken entries walk from this guard's own
+			// tree, never from the peer's: a peer's tree nested in this
+			// one could have been swapped for a symbolic link by this
+			// guard's command.
+			own := region
+			for _, t := range g.trees {
+				if abspath.Within(region, t) {
+					own = t
+				}
+			}
 			maps.DeleteFunc(out.entries, func(k string, _ *entry) bool { return under(k) })
 			maps.DeleteFunc(out.gitDirs, func(k string, _ bool) bool { return under(k) })
 			for k, v := range base.entries {
 				if under(k) {
-					out.entries[k] = v
+					e := *v
+					e.tree = own
+					out.entries[k] = &e
 				}
 			}
 			for k, v := range base.gitDirs {
