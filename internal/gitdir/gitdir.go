@@ -160,19 +160,38 @@ func safeValue(v string) bool {
 	return true
 }
 
-// NewRepoAction says what the guard does with a control entry (named by
-// its first component below the git directory) of a git directory that
-// did not exist before the command: "sanitize" the config, "remove"
-// hooks and config.worktree (read only with an extension a sanitized
-// config no longer enables), "keep" the rest (commondir, info/, …),
-// which a new repository needs and which can only point at other git
-// directories, themselves protected or sanitized.
+// NewRepoAction says what the guard does with an entry (named by its
+// first component below the git directory) of a git directory that did
+// not exist before the command: "sanitize" the config, "keep" data (see
+// IsData) and the control entries git itself creates in a new repository
+// or worktree — commondir and info/, which a new repository needs, and
+// the remotes/ and branches/ files older templates made, none of which
+// runs anything (commondir can only point at another git directory,
+// itself protected or sanitized) — and "remove" everything else: hooks,
+// config.worktree (read only with an extension a sanitized config no
+// longer enables), a nested .git, and any name git does not create, which
+// a future git might obey.
 func NewRepoAction(name string) string {
-	switch name {
-	case "config":
+	switch {
+	case name == "config":
 		return "sanitize"
-	case "hooks", "config.worktree":
-		return "remove"
+	case IsData(name), newRepoKeep[name]:
+		return "keep"
 	}
-	return "keep"
+	return "remove"
+}
+
+// newRepoKeep are the control entries a new repository keeps.
+var newRepoKeep = map[string]bool{"commondir": true, "info": true, "remotes": true, "branches": true}
+
+// BelowDotGit reports whether path has a component named .git (in any
+// case): git refuses such paths in an index, so nothing there is a
+// submodule or a work tree the host's git would look into.
+func BelowDotGit(path string) bool {
+	for c := range strings.SplitSeq(path, "/") {
+		if strings.EqualFold(c, ".git") {
+			return true
+		}
+	}
+	return false
 }

@@ -35,10 +35,14 @@
 // has its control entries (config, hooks, commondir, config.worktree,
 // info/, anything not on git's data allow-list) recorded and repaired
 // like a protected path, while its data (objects, refs, logs, index) is
-// neither recorded nor walked. A git directory that did not exist in the
-// baseline is a new repository: it keeps what it needs (commondir, info/),
-// its hooks and config.worktree are removed, and its config is rewritten
-// reduced to inert keys, each removed key reported.
+// not recorded, and not walked below a .git (where git refuses gitlinks).
+// A git directory that did not exist in the baseline is a new repository:
+// it keeps what git creates (commondir, info/, remotes/, branches/, data),
+// everything else — hooks, config.worktree, a nested .git, an unknown
+// name — is removed, and its config is rewritten reduced to inert keys,
+// each removed key reported. A git directory anywhere in a recorded
+// subtree is one of its own (new or not, by the baseline), so one hidden
+// in a new repository's kept info/ is sanitized like any new repository.
 //
 // Each repair is reported as a Violation; executors put them in
 // executor.Result.Violations. A file for which no copy was kept (larger

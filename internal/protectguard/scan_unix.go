@@ -534,8 +534,9 @@ func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
 const gitStructureRule = "git directory (control entry)"
 
 // walkGitDir visits a git directory: its control entries are recorded
-// (whatever their name), its data is skipped, and modules/ and
-// worktrees/, which hold further git directories, are walked.
+// (whatever their name); its data is not, but modules/ and worktrees/,
+// which hold further git directories, are walked, and so is all data of
+// a git directory not below a .git.
 func (sc *scanner) walkGitDir(dir string, children []child) error {
 	sc.st.gitDirs[dir] = true
 	for _, c := range children {
@@ -548,7 +549,12 @@ func (sc *scanner) walkGitDir(dir string, children []child) error {
 			continue // gone meanwhile
 		}
 		if gitdir.IsData(c.name) {
-			if (c.name == "modules" || c.name == "worktrees") && kindOf(uint32(cst.Mode)) == kindDir {
+			// Data is not recorded. modules/ and worktrees/ hold
+			// git directories; and the data of a git directory that
+			// is not below a .git (a bare repository, a separate git
+			// directory) is a work tree path as well, where a
+			// gitlink can name a nested repository.
+			if (c.name == "modules" || c.name == "worktrees" || !gitdir.BelowDotGit(dir)) && kindOf(uint32(cst.Mode)) == kindDir {
 				if err := sc.walk(abs, &cst); err != nil {
 					return err
 				}
@@ -600,6 +606,14 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			}
 			return err
 		}
+		// A git directory in the subtree is one of its own: its
+		// entries are attributed to it, so that a new one is treated as
+		// a new repository even where its enclosing entry is kept.
+		nested := false
+		if l := sc.newDirs[path]; l != nil && l.gitDir {
+			nested = true
+			sc.st.gitDirs[path] = true
+		}
 		for _, c := range children {
 			if err := sc.tick(); err != nil {
 				return err
@@ -609,7 +623,19 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			if err := unix.Lstat(abs, &cst); err != nil {
 				continue
 			}
-			if err := sc.record(abs, &cst, rule); err != nil {
+			if c.name == ".git" && c.kind == kindFile && sc.g.structure {
+				sc.pointer(path, abs, "gitdir:")
+			}
+			if nested && c.name == "commondir" && c.kind == kindFile {
+				sc.pointer(path, abs, "")
+			}
+			gd, gn := sc.gitDir, sc.gitName
+			if nested {
+				sc.gitDir, sc.gitName = path, c.name
+			}
+			err := sc.record(abs, &cst, rule)
+			sc.gitDir, sc.gitName = gd, gn
+			if err != nil {
 				return err
 			}
 		}

@@ -255,3 +255,77 @@ func TestStructureHiddenInData(t *testing.T) {
 		assert.NotContains(t, readFile(t, filepath.Join(w.root, ".git/objects/zz/ev/config")), "fsmonitor")
 	}
 }
+
+// TestStructureNested: a git directory inside another one's kept or
+// unwalked parts — a new git directory's own .git, its info/ or an
+// unknown entry, an existing bare repository's refs/ — registered as a
+// gitlink in the superproject's index: the host's status recurses into it
+// and discovers the nested .git. Every nested git directory is a git
+// directory of its own, and a new repository keeps only what git creates.
+func TestStructureNested(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// before runs before the command (the baseline); at is where
+		// the planted repository lies, made a gitlink at that path.
+		before func(w *gitWorld)
+		setup  func(w *gitWorld)
+		at     string
+	}{
+		{name: "new git dir's .git", setup: func(w *gitWorld) { w.gitDirByContent("sub") }, at: "sub"},
+		{name: "new git dir's info", setup: func(w *gitWorld) { w.gitDirByContent("sub") }, at: "sub/info"},
+		{name: "new git dir's unknown entry", setup: func(w *gitWorld) { w.gitDirByContent("sub") }, at: "sub/extra"},
+		{name: "new git dir's refs", setup: func(w *gitWorld) { w.gitDirByContent("sub") }, at: "sub/refs/x"},
+		{name: "existing bare repository's refs", before: func(w *gitWorld) { w.git(w.root, "init", "-q", "--bare", filepath.Join(w.root, "lib.git")) }, at: "lib.git/refs/x"},
+		{name: "existing bare repository's info", before: func(w *gitWorld) { w.git(w.root, "init", "-q", "--bare", filepath.Join(w.root, "lib.git")) }, at: "lib.git/info/x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, repaired := range []bool{false, true} {
+				w := newGitWorld(t)
+				if tc.before != nil {
+					tc.before(w)
+				}
+				plant := func() {
+					if tc.setup != nil {
+						tc.setup(w)
+					}
+					w.plantRepo(tc.at)
+				}
+				if !repaired {
+					plant()
+					require.True(t, w.statusRuns(w.root), "fixture: git status in the superproject did not run the nested repository's fsmonitor; the test proves nothing")
+					continue
+				}
+				vs := w.command(plant)
+				assert.False(t, w.statusRuns(w.root), "the host's git ran a fsmonitor of a repository nested at %s; violations:\n%s", tc.at, vlist(vs))
+			}
+		})
+	}
+}
+
+// gitDirByContent makes rel a git directory by content (HEAD, objects/,
+// refs/), as a bare repository or a separate git directory is.
+func (w *gitWorld) gitDirByContent(rel string) {
+	w.t.Helper()
+	w.writeFile(rel+"/HEAD", "ref: refs/heads/main\n")
+	require.NoError(w.t, os.MkdirAll(filepath.Join(w.root, rel, "objects"), 0o755))
+	require.NoError(w.t, os.MkdirAll(filepath.Join(w.root, rel, "refs/heads"), 0o755))
+}
+
+// plantRepo makes a repository with one commit at rel, whose config has
+// the fsmonitor, and registers it as a gitlink in the root's index.
+func (w *gitWorld) plantRepo(rel string) {
+	w.t.Helper()
+	dir := filepath.Join(w.root, rel)
+	require.NoError(w.t, os.MkdirAll(dir, 0o755))
+	w.git(dir, "init", "-q")
+	w.writeFile(rel+"/f", "f\n")
+	w.git(dir, "add", "f")
+	w.git(dir, "commit", "-q", "-m", "nested")
+	f, err := os.OpenFile(filepath.Join(dir, ".git/config"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(w.t, err)
+	_, err = f.WriteString(w.fsmonitor())
+	require.NoError(w.t, err)
+	require.NoError(w.t, f.Close())
+	head := strings.TrimSpace(w.git(dir, "rev-parse", "HEAD"))
+	w.git(w.root, "update-index", "--add", "--cacheinfo", "160000,"+head+","+rel)
+}
