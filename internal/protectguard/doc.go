@@ -53,8 +53,17 @@
 // command controls, so it never follows a symbolic link: walks use lstat
 // and directory entry types, and repairs walk from the tree's root one
 // component at a time with openat(O_NOFOLLOW) and act with unlinkat,
-// mkdirat, renameat and fchmodat relative to the opened parent. A command
-// cannot point a repair at a file outside the tree.
+// mkdirat, renameat and fchmodat relative to the opened parent. Every
+// open by path — a listing, a file hashed and copied, a .git pointer read,
+// a tree's root — refuses a symbolic link in any component (openat2 with
+// RESOLVE_NO_SYMLINKS on Linux, O_NOFOLLOW_ANY on macOS, a walk one
+// component at a time elsewhere): the trees are resolved paths, and a
+// guard's tree may lie in another command's writable tree (a narrower
+// grant's guard), whose command can swap a directory on the way for a
+// link. A tree reachable only through a link is not recorded, and its
+// baseline is restored through directories or not at all (each failure
+// reported). A command cannot point a walk's copy or a repair at a file
+// outside the tree.
 //
 // # Background processes and concurrent commands
 //

@@ -416,3 +416,79 @@ func TestMergedTrees(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{base + "/a", base + "/ab"}, g.Trees())
 }
+
+// TestTreeSwappedForLink: a guard's tree lies in a directory another
+// command may write (a narrower grant's guard, nested in the workspace's
+// tree). A command that swaps the tree's parent for a symbolic link must
+// neither have the guard copy a file from the link's target (then restore
+// that copy into the workspace: a read of a host file) nor have the
+// repair write through the link. The twins swap in a real directory, and
+// the guard restores as usual.
+func TestTreeSwappedForLink(t *testing.T) {
+	newSub := func(t *testing.T) (*world, *protectguard.Guard) {
+		w := newWorld(t)
+		w.write("root/sub/in/.vscode/settings.json", "{}\n", 0o644)
+		w.write("outside/in/.vscode/settings.json", "SECRET\n", 0o600)
+		c, err := policy.NewChecker(policy.Coding.Policy(), w.root, filepath.Join(w.base, "home"))
+		require.NoError(t, err)
+		g, err := protectguard.New(protectguard.Options{Checker: c, Trees: []string{w.path("root/sub/in")}})
+		require.NoError(t, err)
+		return w, g
+	}
+	// swap replaces root/sub by a link to outside, or by a real
+	// directory holding in/ (the twin).
+	swap := func(w *world, link bool) {
+		require.NoError(w.t, os.Rename(w.path("root/sub"), w.path("root/sub-away")))
+		if link {
+			require.NoError(w.t, os.Symlink(w.outside, w.path("root/sub")))
+		} else {
+			require.NoError(w.t, os.MkdirAll(w.path("root/sub/in"), 0o755))
+		}
+	}
+	ctx := context.Background()
+	t.Run("baseline read through the link", func(t *testing.T) {
+		for _, link := range []bool{false, true} {
+			w, g := newSub(t)
+			if link {
+				// The baseline is taken while sub is a link to
+				// outside; the command then puts a real sub back.
+				swap(w, true)
+			} else {
+				w.write("root/sub/in/.vscode/settings.json", "SECRET\n", 0o600)
+			}
+			_, err := g.Begin(ctx)
+			if link {
+				require.NoError(t, os.Remove(w.path("root/sub")))
+				require.NoError(t, os.MkdirAll(w.path("root/sub/in"), 0o755))
+			} else {
+				require.NoError(t, err)
+				require.NoError(t, os.RemoveAll(w.path("root/sub/in/.vscode")))
+			}
+			if err == nil {
+				_, _ = g.End(ctx)
+			}
+			got, rerr := os.ReadFile(w.path("root/sub/in/.vscode/settings.json"))
+			if link {
+				assert.False(t, rerr == nil && strings.Contains(string(got), "SECRET"), "the guard copied a file through its swapped tree into the workspace")
+				continue
+			}
+			require.NoError(t, rerr, "twin: a removed protected file in the tree is restored")
+			assert.Equal(t, "SECRET\n", string(got))
+		}
+	})
+	t.Run("repair through the link", func(t *testing.T) {
+		for _, link := range []bool{false, true} {
+			w, g := newSub(t)
+			require.NoError(t, os.Remove(w.path("outside/in/.vscode/settings.json")))
+			_, err := g.Begin(ctx)
+			require.NoError(t, err)
+			swap(w, link)
+			_, _ = g.End(ctx)
+			if link {
+				w.absent("outside/in/.vscode/settings.json")
+				continue
+			}
+			assert.Equal(t, "{}\n", w.read("root/sub/in/.vscode/settings.json"), "twin: the removed settings are restored in the real tree")
+		}
+	})
+}

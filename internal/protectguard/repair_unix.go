@@ -187,9 +187,10 @@ func components(tree, path string) ([]string, error) {
 	return strings.Split(rest, "/"), nil
 }
 
-// openTree opens a watched tree's root.
+// openTree opens a watched tree's root, refusing a path on which a
+// command swapped a directory for a symbolic link.
 func openTree(tree string) (int, error) {
-	fd, err := unix.Open(tree, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := openNoLinks(tree, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
 	if err != nil {
 		return -1, &os.PathError{Op: "open", Path: tree, Err: err}
 	}

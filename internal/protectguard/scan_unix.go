@@ -282,11 +282,21 @@ func (sc *scanner) scan() (*state, error) {
 	g := sc.g
 	for _, t := range g.trees {
 		var st unix.Stat_t
-		if err := unix.Lstat(t, &st); err != nil {
-			if errors.Is(err, unix.ENOENT) {
+		fd, err := openNoLinks(t, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+		if err == nil {
+			err = unix.Fstat(fd, &st)
+			unix.Close(fd)
+		}
+		if err != nil {
+			if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
+				// Gone, or no longer reachable without a symbolic
+				// link (a command swapped a directory on its path):
+				// nothing of the tree is recorded, and what the
+				// baseline had there is restored only through
+				// directories (openParent), never through the link.
 				continue
 			}
-			return nil, &os.PathError{Op: "lstat", Path: t, Err: err}
+			return nil, &os.PathError{Op: "open", Path: t, Err: err}
 		}
 		if kindOf(uint32(st.Mode)) != kindDir {
 			continue
@@ -323,7 +333,7 @@ func (sc *scanner) watch(dir string) {
 // pointer reads file, a .git file (prefix "gitdir:") or a commondir
 // (no prefix), and queues the directory it names, relative to base.
 func (sc *scanner) pointer(base, file, prefix string) {
-	fd, err := unix.Open(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := openNoLinks(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return
 	}
@@ -425,7 +435,7 @@ func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
 	// lstat: O_DIRECTORY fails on anything but a directory without
 	// blocking, O_NOFOLLOW on a link, and the listing is used only if it
 	// is the directory that was stat'ed.
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := openNoLinks(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
 	}
@@ -589,7 +599,7 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 	sc.st.entries[path] = e
 	switch e.kind {
 	case kindSymlink:
-		t, err := os.Readlink(path)
+		t, err := readlinkNoLinks(path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
@@ -643,6 +653,22 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 	return nil
 }
 
+// readlinkNoLinks reads the symbolic link at path, whose directory is
+// opened without following a link.
+func readlinkNoLinks(path string) (string, error) {
+	dfd, err := openNoLinks(filepath.Dir(path), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW)
+	if err != nil {
+		return "", &os.PathError{Op: "readlink", Path: path, Err: err}
+	}
+	defer unix.Close(dfd)
+	buf := make([]byte, 4096)
+	n, err := unix.Readlinkat(dfd, filepath.Base(path), buf)
+	if err != nil {
+		return "", &os.PathError{Op: "readlink", Path: path, Err: err}
+	}
+	return string(buf[:n]), nil
+}
+
 // hash fills e's hash (and copy) from the cache or by reading the file.
 func (sc *scanner) hash(path string, e *entry) error {
 	if h := sc.g.cache.files[path]; h != nil && h.ino == e.ino && h.dev == e.dev && h.size == e.size &&
@@ -655,7 +681,7 @@ func (sc *scanner) hash(path string, e *entry) error {
 		e.hash, e.data, e.kept = h.hash, h.data, h.kept
 		return nil
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := openNoLinks(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: path, Err: err}
 	}
