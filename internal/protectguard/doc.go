@@ -103,7 +103,14 @@
 // an entry changed in the last second is always read again, so a change
 // within one tick of the file system's coarse clock is never missed. A
 // walk is bounded by Options.MaxEntries; a tree beyond it makes Begin
-// fail with *LimitError, since a partial baseline would be unsound.
+// fail with *LimitError, since a partial baseline would be unsound. When
+// a repair's walk fails (the command pushed the tree past the bound, or
+// left a directory that cannot be read), the guard falls back to what
+// the baseline knows — each of its git directories and protected paths
+// is checked and repaired without a whole walk — returns the walk's
+// error, and keeps its baseline: every later Begin repairs against it
+// first and fails while a whole walk still cannot be done, so no later
+// baseline ever takes in what the failed repair could not see.
 //
 // With a change watcher (Options.Watcher; Cache gives its guards one),
 // every directory a walk lists is watched by inotify before it is read,

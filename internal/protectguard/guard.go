@@ -120,7 +120,11 @@ type Guard struct {
 	// same rules over the same workspace: a fresh baseline takes the
 	// regions a running one guards from its baseline (see inherited).
 	peers func(*Guard) []*Guard
-	cache *cache
+	// broken is the error of the last repair that could not walk the
+	// whole trees: the baseline is kept and every Begin repairs against
+	// it, failing, until a whole walk succeeds.
+	broken error
+	cache  *cache
 	// last is the state the last walk found, at the watcher's generation
 	// lastGen; lastOK says every directory it listed was watched.
 	last    *state
@@ -168,7 +172,9 @@ func (g *Guard) Trees() []string { return slices.Clone(g.trees) }
 // Begin is called before a command starts. When no guarded command is
 // running it records a fresh baseline; otherwise it repairs what changed
 // since the baseline (a background process's doing) and returns those
-// violations. On success the command counts as running until End. On
+// violations. After a repair that could not walk the whole trees, Begin
+// first repairs against the same baseline, and fails while it still
+// cannot. On success the command counts as running until End. On
 // error (a *LimitError, an unreadable tree) it does not: do not call End.
 func (g *Guard) Begin(ctx context.Context) ([]Violation, error) {
 	if len(g.trees) == 0 {
@@ -177,17 +183,22 @@ func (g *Guard) Begin(ctx context.Context) ([]Violation, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var vs []Violation
+	if g.base != nil && (g.active > 0 || g.broken != nil) {
+		// A command is still running (a background process): undo
+		// what it changed. Or the last repair could not walk
+		// everything: repair against the same baseline before anything
+		// else, and refuse the command while that still cannot be done.
+		var err error
+		if vs, err = g.repairAll(ctx); err != nil {
+			return vs, err
+		}
+	}
 	if g.active == 0 || g.base == nil {
 		st, err := g.scan(ctx)
 		if err != nil {
-			return nil, err
-		}
-		g.base = g.inherited(st)
-	} else {
-		var err error
-		if vs, err = g.repair(ctx); err != nil {
 			return vs, err
 		}
+		g.base = g.inherited(st)
 	}
 	g.active++
 	g.running.Add(1)
@@ -210,7 +221,26 @@ func (g *Guard) End(ctx context.Context) ([]Violation, error) {
 	if g.base == nil {
 		return nil, nil
 	}
-	return g.repair(ctx)
+	return g.repairAll(ctx)
+}
+
+// repairAll repairs against the baseline. When the walk fails (a
+// *LimitError, a directory that cannot be read), what the baseline knows
+// — its protected paths and git directories — is checked and repaired
+// without a whole walk, the guard is marked broken (see Begin), and the
+// walk's error is returned, wrapped.
+func (g *Guard) repairAll(ctx context.Context) ([]Violation, error) {
+	vs, err := g.repair(ctx)
+	if err == nil {
+		g.broken = nil
+		return vs, nil
+	}
+	g.broken = err
+	vs, kerr := g.repairKnown(ctx)
+	if kerr != nil {
+		return vs, fmt.Errorf("%w; the protected paths known before the command could not be checked either: %v", err, kerr)
+	}
+	return vs, fmt.Errorf("%w; only the protected paths and git directories known before the command were checked (and repaired), and every later command is refused until a whole walk succeeds", err)
 }
 
 // Active returns the number of guarded commands still running.

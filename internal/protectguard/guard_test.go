@@ -5,6 +5,7 @@ package protectguard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -491,4 +492,57 @@ func TestTreeSwappedForLink(t *testing.T) {
 			assert.Equal(t, "{}\n", w.read("root/sub/in/.vscode/settings.json"), "twin: the removed settings are restored in the real tree")
 		}
 	})
+}
+
+// TestGuardLimitAfterCommand: a command that creates more entries than a
+// walk may examine, and plants a hook, a config key and tool settings,
+// does not disable the repair: End fails with the limit, but what the
+// baseline knew (every git directory, every protected path) is checked
+// and repaired anyway, and every later Begin fails with the limit until
+// a whole walk succeeds again. The twin, without the flood, repairs the
+// same with no error.
+func TestGuardLimitAfterCommand(t *testing.T) {
+	for _, flood := range []bool{false, true} {
+		w := newWorld(t, func(o *protectguard.Options) { o.MaxEntries = 200 })
+		ctx := context.Background()
+		_, err := w.g.Begin(ctx)
+		require.NoError(t, err)
+		if flood {
+			for i := range 300 {
+				w.write(fmt.Sprintf("root/junk/%03d", i), "", 0o644)
+			}
+		}
+		w.write("root/.git/hooks/pre-commit", "#!/bin/sh\nevil\n", 0o755)
+		w.write("root/a/b/c/d/e/.git/config", "[core]\n\tfsmonitor = evil\n", 0o644)
+		w.write("root/.vscode/settings.json", "{\"evil\": true}\n", 0o644)
+		vs, err := w.g.End(ctx)
+		if flood {
+			require.ErrorIs(t, err, protectguard.ErrLimit)
+		} else {
+			require.NoError(t, err)
+		}
+		assert.Equal(t, []string{w.path("root/.git/hooks/pre-commit"), w.path("root/.vscode/settings.json"), w.path("root/a/b/c/d/e/.git/config")}, paths(vs))
+		w.absent("root/.git/hooks/pre-commit")
+		assert.Equal(t, configText, w.read("root/a/b/c/d/e/.git/config"))
+		assert.Equal(t, "{}\n", w.read("root/.vscode/settings.json"))
+		if !flood {
+			continue
+		}
+		// Refused while the tree is beyond the limit, even with no
+		// command running: a fresh baseline now would be partial.
+		_, err = w.g.Begin(ctx)
+		require.ErrorIs(t, err, protectguard.ErrLimit)
+		assert.Equal(t, 0, w.g.Active())
+		// A change made meanwhile is still repaired against the old
+		// baseline once the tree is back within the limit.
+		w.write("root/.git/hooks/post-checkout", "#!/bin/sh\nevil\n", 0o755)
+		require.NoError(t, os.RemoveAll(w.path("root/junk")))
+		vs, err = w.g.Begin(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, []string{w.path("root/.git/hooks/post-checkout")}, paths(vs))
+		w.absent("root/.git/hooks/post-checkout")
+		vs, err = w.g.End(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, vs)
+	}
 }

@@ -9,9 +9,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -29,6 +31,75 @@ func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
 	vs := g.apply(g.base, cur)
 	for _, v := range vs {
 		g.log.Debug("protectguard: repaired", "path", v.Path, "rule", v.Rule, "change", v.Change, "action", v.Action)
+	}
+	return vs, nil
+}
+
+// repairKnown checks and repairs only what the baseline knows — its git
+// directories (their control entries; modules/ and worktrees/ walked)
+// and its protected paths outside them — without a whole walk: the
+// fallback when a walk fails. What the command created elsewhere (a new
+// repository, a new protected name) is not found.
+func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
+	base := g.base
+	sc := &scanner{
+		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}},
+		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
+		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
+		known: true,
+	}
+	treeOf := func(p string) string {
+		for _, t := range g.trees {
+			if abspath.Within(p, t) {
+				return t
+			}
+		}
+		return ""
+	}
+	for _, d := range slices.Sorted(maps.Keys(base.gitDirs)) {
+		var st unix.Stat_t
+		if sc.st.gitDirs[d] || unix.Lstat(d, &st) != nil || kindOf(uint32(st.Mode)) != kindDir {
+			continue
+		}
+		children, err := sc.list(d, &st)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+		if l := sc.newDirs[d]; l == nil || !l.gitDir {
+			continue
+		}
+		sc.tree = treeOf(d)
+		if err := sc.walkGitDir(d, children); err != nil {
+			return nil, err
+		}
+	}
+	var tops []string
+	for _, p := range sortedKeys(base.entries) {
+		b := base.entries[p]
+		if b.gitDir != "" || underAny(p, tops) {
+			continue
+		}
+		tops = append(tops, p)
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil {
+			continue
+		}
+		sc.tree = b.tree
+		if err := sc.record(p, &st, b.rule); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.followPointers(); err != nil {
+		return nil, err
+	}
+	// The listings and hashes read are not kept: the caches stay those
+	// of the last whole walk.
+	vs := g.apply(base, sc.st)
+	for _, v := range vs {
+		g.log.Debug("protectguard: repaired (known paths only)", "path", v.Path, "rule", v.Rule, "change", v.Change, "action", v.Action)
 	}
 	return vs, nil
 }

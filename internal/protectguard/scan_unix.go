@@ -160,6 +160,9 @@ type scanner struct {
 	newFiles map[string]*fileHash
 	// watched: every directory listed so far is watched (Options.Watcher).
 	watched bool
+	// known is set for repairKnown's partial scan: no data is walked
+	// but modules/ and worktrees/.
+	known bool
 }
 
 // scan walks every tree and returns the protected paths' state — the last
@@ -564,7 +567,7 @@ func (sc *scanner) walkGitDir(dir string, children []child) error {
 			// is not below a .git (a bare repository, a separate git
 			// directory) is a work tree path as well, where a
 			// gitlink can name a nested repository.
-			if (c.name == "modules" || c.name == "worktrees" || !gitdir.BelowDotGit(dir)) && kindOf(uint32(cst.Mode)) == kindDir {
+			if (c.name == "modules" || c.name == "worktrees" || (!sc.known && !gitdir.BelowDotGit(dir))) && kindOf(uint32(cst.Mode)) == kindDir {
 				if err := sc.walk(abs, &cst); err != nil {
 					return err
 				}
