@@ -2,8 +2,10 @@ package protectguard
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
+	"weak"
 
 	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -20,10 +22,18 @@ type Cache struct {
 	mu   sync.Mutex
 	tick uint64
 	m    map[string]*cached
+	// dropped are guards dropped from m that may still be in use (handed
+	// out before they were dropped): they stay peers while they live.
+	dropped []droppedGuard
 	// watcher is shared by the guards (nil: none could be made); see
 	// Options.Watcher.
 	watcher     *pathwatch.Watcher
 	watcherOnce bool
+}
+
+type droppedGuard struct {
+	g     weak.Pointer[Guard]
+	rules string
 }
 
 type cached struct {
@@ -33,7 +43,9 @@ type cached struct {
 }
 
 // NewCache returns a cache of at most max guards (a guard with running
-// commands is never dropped, so it may hold more for a while). logger
+// commands, or whose last repair could not walk everything, is never
+// dropped, so it may hold more for a while; a dropped guard still in use
+// stays a peer of the others while it lives). logger
 // goes to every guard (nil: slog.Default()).
 func NewCache(max int, logger *slog.Logger) *Cache {
 	return &Cache{max: max, logger: logger, m: map[string]*cached{}}
@@ -83,19 +95,26 @@ func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard
 				out = append(out, e.g)
 			}
 		}
+		c.dropped = slices.DeleteFunc(c.dropped, func(d droppedGuard) bool { return d.g.Value() == nil })
+		for _, d := range c.dropped {
+			if g := d.g.Value(); g != nil && g != self && d.rules == rules {
+				out = append(out, g)
+			}
+		}
 		return out
 	}
 	c.m[key] = &cached{g: g, used: c.tick, rules: rules}
 	for len(c.m) > c.max {
 		oldest := ""
 		for k, e := range c.m {
-			if k != key && e.g.Active() == 0 && (oldest == "" || e.used < c.m[oldest].used) {
+			if k != key && e.g.Active() == 0 && !e.g.isBroken.Load() && (oldest == "" || e.used < c.m[oldest].used) {
 				oldest = k
 			}
 		}
 		if oldest == "" {
 			break
 		}
+		c.dropped = append(c.dropped, droppedGuard{g: weak.Make(c.m[oldest].g), rules: c.m[oldest].rules})
 		delete(c.m, oldest)
 	}
 	return g, nil

@@ -124,7 +124,9 @@ type Guard struct {
 	// whole trees: the baseline is kept and every Begin repairs against
 	// it, failing, until a whole walk succeeds.
 	broken error
-	cache  *cache
+	// isBroken mirrors broken != nil, for the Cache.
+	isBroken atomic.Bool
+	cache    *cache
 	// last is the state the last walk found, at the watcher's generation
 	// lastGen; lastOK says every directory it listed was watched.
 	last    *state
@@ -233,9 +235,11 @@ func (g *Guard) repairAll(ctx context.Context) ([]Violation, error) {
 	vs, err := g.repair(ctx)
 	if err == nil {
 		g.broken = nil
+		g.isBroken.Store(false)
 		return vs, nil
 	}
 	g.broken = err
+	g.isBroken.Store(true)
 	vs, kerr := g.repairKnown(ctx)
 	if kerr != nil {
 		return vs, fmt.Errorf("%w; the protected paths known before the command could not be checked either: %v", err, kerr)
