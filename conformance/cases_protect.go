@@ -38,6 +38,8 @@ func protectCases() []*caseDef {
 			"the probe writes sub/.git (gitdir: ../data/x) and data/x as a git directory by content whose config has a fsmonitor; afterwards the host's git status in sub must not run it. Twin: protect none", caseGitDirFile),
 		iso("git-redirect-modules", "the config of an existing submodule's git directory (.git/modules/NAME) is protected", executor.ControlProtect, Denied,
 			"the fixture absorbs a submodule's git directory into .git/modules/lib (host git init --separate-git-dir); the probe appends a fsmonitor to its config; afterwards the host's git status in lib must not run it. Twin: protect none", caseGitModules),
+		iso("git-nested-repo", "a repository nested in a new git directory's parts (its .git, info/, refs/) cannot plant a fsmonitor", executor.ControlProtect, Denied,
+			"the fixture registers gitlinks in the root's index (host git update-index); the probe makes new git directories by content at those paths' parents and plants a repository with a fsmonitor at sub/.git, lib/info/x/.git and bare/refs/x/.git; afterwards the host's git status in the root (which recurses into the gitlinks) must not run it. Twin: protect none", caseGitNested),
 		iso("tool-settings", "settings of agent and developer tools that run commands are protected", executor.ControlProtect, Denied,
 			"the probe writes .claude/settings.json, .cursor/mcp.json, .gemini/settings.json, .devcontainer/devcontainer.json, .pre-commit-config.yaml, .husky/pre-commit, .npmrc and .yarnrc.yml (at the root and one level down); afterwards none of them exists with the token on the host. Twin: protect none", caseToolSettings),
 		iso("project-policy", "the project policy layer (.cordon/policy.yaml) cannot be changed by a command", executor.ControlProtect, Denied,
@@ -391,4 +393,50 @@ func caseProjectPolicy(c *caseRun) {
 		[]string{"write", filepath.Join(dir, "extra.yaml"), tok + "\n"},
 	)
 	c.isolate(changed(dir), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
+}
+
+// caseGitNested: the host's git status recurses into every gitlink of the
+// index and discovers the .git below it; a repository planted inside a
+// new git directory's kept or data entries must be found and sanitized
+// like any new repository.
+func caseGitNested(c *caseRun) {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		c.unsupportedf("git is not installed on the host")
+	}
+	c.gitRepo(c.fx.root)
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	// at are the gitlinks of attempt n, relative to the root: a nested
+	// repository lies at each.
+	at := func(n int) []string {
+		return []string{fmt.Sprintf("sub%d", n), fmt.Sprintf("lib%d/info/x", n), fmt.Sprintf("bare%d/refs/x", n)}
+	}
+	const sha = "1111111111111111111111111111111111111111"
+	for n := 1; n <= 2; n++ {
+		for _, rel := range at(n) {
+			cmd := exec.CommandContext(c.ctx, gitTool, "-C", c.fx.root, "update-index", "--add", "--cacheinfo", "160000,"+sha+","+rel)
+			cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				c.setupf("fixture: git update-index %s: %v: %s", rel, err, out)
+			}
+		}
+	}
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		inert := "[core]\n\trepositoryformatversion = 0\n\tbare = true\n"
+		var inv [][]string
+		for i, rel := range at(seq) {
+			// The enclosing new git directory: sub itself, lib, bare.
+			outer := filepath.Join(c.fx.root, strings.Split(rel, "/")[0])
+			inv = append(inv, fakeGitDir(outer, inert)...)
+			if i > 0 {
+				inv = append(inv, []string{"mkdir", filepath.Join(c.fx.root, rel)})
+			}
+			inv = append(inv, fakeGitDir(filepath.Join(c.fx.root, rel, ".git"), fsmonitorConfig(canary))...)
+		}
+		return c.probes(inv...)
+	}
+	root := func() string { return c.fx.root }
+	c.isolate(hostGitRuns(root, canary), c.act(cmdFor(), nil), c.twinPolicy("protect none", cmdFor(), c.noProtect()))
 }
