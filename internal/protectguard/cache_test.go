@@ -100,7 +100,9 @@ func TestCacheKeepsBroken(t *testing.T) {
 	_, err = g1.Begin(ctx)
 	require.NoError(t, err)
 	for i := range 100 {
-		require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprint(i)), nil, 0o644))
+		// .envrc is protected: each is recorded, even streaming.
+		require.NoError(t, os.MkdirAll(filepath.Join(root, fmt.Sprint(i)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(root, fmt.Sprint(i), ".envrc"), nil, 0o644))
 	}
 	_, err = g1.End(ctx)
 	require.ErrorIs(t, err, ErrLimit)

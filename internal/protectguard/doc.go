@@ -102,15 +102,25 @@
 // change time, and hashes by inode, size, modification and change time;
 // an entry changed in the last second is always read again, so a change
 // within one tick of the file system's coarse clock is never missed. A
-// walk is bounded by Options.MaxEntries; a tree beyond it makes Begin
-// fail with *LimitError, since a partial baseline would be unsound. When
-// a repair's walk fails (the command pushed the tree past the bound, or
-// left a directory that cannot be read), the guard falls back to what
-// the baseline knows — each of its git directories and protected paths
-// is checked and repaired without a whole walk — returns the walk's
-// error, and keeps its baseline: every later Begin repairs against it
+// walk with caches is bounded by Options.MaxEntries. A tree beyond it
+// is walked again streaming: no listing is cached or kept, a directory is
+// read in chunks and only its subdirectories, protected names and .git
+// entries are held, so millions of plain files cost time, not memory;
+// only the entries recorded count towards the bound then. A repair's walk
+// records less still: a new directory it will remove is not walked below
+// its top, what a new repository keeps (data, info/) is searched for git
+// directories but not recorded, and a directory that gained more than
+// 4096 entries the repair would remove one by one (a baseline's protected
+// directory; a git directory's new control entries) is swept — listed
+// again in chunks and every such entry removed — and reported as one
+// violation. Only a command that creates more protected entries than the
+// bound (say a million .envrc files) exceeds it: Begin then fails with
+// *LimitError, since a partial baseline would be unsound, and a repair
+// falls back to what the baseline knows — each of its git directories and
+// protected paths is checked and repaired without a whole walk — returns
+// the error and keeps its baseline: every later Begin repairs against it
 // first and fails while a whole walk still cannot be done, so no later
-// baseline ever takes in what the failed repair could not see.
+// baseline takes in what the failed repair could not see.
 //
 // With a change watcher (Options.Watcher; Cache gives its guards one),
 // every directory a walk lists is watched by inotify before it is read,

@@ -196,7 +196,7 @@ func (g *Guard) Begin(ctx context.Context) ([]Violation, error) {
 		}
 	}
 	if g.active == 0 || g.base == nil {
-		st, err := g.scan(ctx)
+		st, err := g.scan(ctx, nil)
 		if err != nil {
 			return vs, err
 		}

@@ -15,17 +15,17 @@ type cache struct{}
 
 func newCache() *cache { return &cache{} }
 
-func (g *Guard) scan(ctx context.Context) (*state, error) {
+func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 	return nil, fmt.Errorf("protectguard: not implemented on %s/%s: %w", runtime.GOOS, runtime.GOARCH, errors.ErrUnsupported)
 }
 
 func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
-	_, err := g.scan(ctx)
+	_, err := g.scan(ctx, nil)
 	return nil, err
 }
 
 func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
-	_, err := g.scan(ctx)
+	_, err := g.scan(ctx, nil)
 	return nil, err
 }
 

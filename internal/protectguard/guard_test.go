@@ -494,14 +494,13 @@ func TestTreeSwappedForLink(t *testing.T) {
 	})
 }
 
-// TestGuardLimitAfterCommand: a command that creates more entries than a
-// walk may examine, and plants a hook, a config key and tool settings,
-// does not disable the repair: End fails with the limit, but what the
-// baseline knew (every git directory, every protected path) is checked
-// and repaired anyway, and every later Begin fails with the limit until
-// a whole walk succeeds again. The twin, without the flood, repairs the
-// same with no error.
-func TestGuardLimitAfterCommand(t *testing.T) {
+// TestGuardBeyondBound: a command that pushes the trees past the bound
+// of a cached walk (Options.MaxEntries) with plain files does not disable
+// the repair: the walk is done again streaming, and a hook in an existing
+// repository, a changed config and settings, and a new repository's hook
+// and fsmonitor are all repaired, with no error. The twin, without the
+// flood, repairs the same.
+func TestGuardBeyondBound(t *testing.T) {
 	for _, flood := range []bool{false, true} {
 		w := newWorld(t, func(o *protectguard.Options) { o.MaxEntries = 200 })
 		ctx := context.Background()
@@ -515,34 +514,96 @@ func TestGuardLimitAfterCommand(t *testing.T) {
 		w.write("root/.git/hooks/pre-commit", "#!/bin/sh\nevil\n", 0o755)
 		w.write("root/a/b/c/d/e/.git/config", "[core]\n\tfsmonitor = evil\n", 0o644)
 		w.write("root/.vscode/settings.json", "{\"evil\": true}\n", 0o644)
+		w.repo("root/fresh")
+		w.write("root/fresh/.git/hooks/post-checkout", "#!/bin/sh\nevil\n", 0o755)
+		w.write("root/fresh/.git/config", "[core]\n\tfsmonitor = evil\n", 0o644)
+		w.write("root/fresh/.git/objects/x", "", 0o644)
+		w.write("root/fresh/.git/refs/heads/main", "", 0o644)
 		vs, err := w.g.End(ctx)
-		if flood {
-			require.ErrorIs(t, err, protectguard.ErrLimit)
-		} else {
-			require.NoError(t, err)
-		}
-		assert.Equal(t, []string{w.path("root/.git/hooks/pre-commit"), w.path("root/.vscode/settings.json"), w.path("root/a/b/c/d/e/.git/config")}, paths(vs))
+		require.NoError(t, err, "flood %v", flood)
 		w.absent("root/.git/hooks/pre-commit")
+		w.absent("root/fresh/.git/hooks")
+		assert.NotContains(t, w.read("root/fresh/.git/config"), "fsmonitor")
 		assert.Equal(t, configText, w.read("root/a/b/c/d/e/.git/config"))
 		assert.Equal(t, "{}\n", w.read("root/.vscode/settings.json"))
-		if !flood {
-			continue
-		}
-		// Refused while the tree is beyond the limit, even with no
-		// command running: a fresh baseline now would be partial.
-		_, err = w.g.Begin(ctx)
-		require.ErrorIs(t, err, protectguard.ErrLimit)
-		assert.Equal(t, 0, w.g.Active())
-		// A change made meanwhile is still repaired against the old
-		// baseline once the tree is back within the limit.
-		w.write("root/.git/hooks/post-checkout", "#!/bin/sh\nevil\n", 0o755)
-		require.NoError(t, os.RemoveAll(w.path("root/junk")))
-		vs, err = w.g.Begin(ctx)
-		require.NoError(t, err)
-		assert.Equal(t, []string{w.path("root/.git/hooks/post-checkout")}, paths(vs))
-		w.absent("root/.git/hooks/post-checkout")
-		vs, err = w.g.End(ctx)
-		require.NoError(t, err)
-		assert.Empty(t, vs)
+		assert.Len(t, vs, 5, "flood %v: %v", flood, paths(vs))
 	}
+}
+
+// TestGuardSweep: a directory that gains more entries than a repair
+// records one by one — an existing hooks directory, a new repository's
+// git directory (unknown entries), its kept info/ — costs no memory per
+// entry and is swept: every entry the baseline lacks (for a new
+// repository, every entry it does not keep) is removed.
+func TestGuardSweep(t *testing.T) {
+	w := newWorld(t)
+	ctx := context.Background()
+	_, err := w.g.Begin(ctx)
+	require.NoError(t, err)
+	const n = 5000
+	w.repo("root/fresh")
+	w.write("root/fresh/.git/objects/x", "", 0o644)
+	w.write("root/fresh/.git/refs/heads/main", "", 0o644)
+	require.NoError(t, os.MkdirAll(w.path("root/fresh/.git/info"), 0o755))
+	for i := range n {
+		for _, d := range []string{"root/.git/hooks", "root/fresh/.git", "root/fresh/.git/info"} {
+			require.NoError(t, os.WriteFile(w.path(fmt.Sprintf("%s/x%04d", d, i)), nil, 0o755))
+		}
+	}
+	vs, err := w.g.End(ctx)
+	require.NoError(t, err)
+	count := func(rel string) int {
+		des, err := os.ReadDir(w.path(rel))
+		require.NoError(t, err)
+		return len(des)
+	}
+	assert.Equal(t, 2, count("root/.git/hooks"), "the hooks directory keeps the two samples of the baseline")
+	w.absent("root/fresh/.git/hooks")
+	w.absent("root/fresh/.git/x0000")
+	assert.Equal(t, n, count("root/fresh/.git/info"), "a new repository keeps its info/")
+	assert.Contains(t, vlist(vs), fmt.Sprintf("flooded (%d entries created in it)", n))
+	assert.Less(t, len(vs), 10, "a sweep is one violation, not one per entry: %v", paths(vs))
+}
+
+// TestGuardLimitAfterCommand: a command that records more protected
+// entries than the bound even streaming (300 .envrc files) still has
+// what the baseline knew — every git directory, every protected path —
+// checked and repaired; End fails with the limit, and every later Begin
+// fails with it until a whole walk succeeds again, then repairs against
+// the same baseline.
+func TestGuardLimitAfterCommand(t *testing.T) {
+	w := newWorld(t, func(o *protectguard.Options) { o.MaxEntries = 200 })
+	ctx := context.Background()
+	_, err := w.g.Begin(ctx)
+	require.NoError(t, err)
+	for i := range 300 {
+		w.write(fmt.Sprintf("root/p%03d/.envrc", i), "evil\n", 0o644)
+	}
+	w.write("root/.git/hooks/pre-commit", "#!/bin/sh\nevil\n", 0o755)
+	w.write("root/a/b/c/d/e/.git/config", "[core]\n\tfsmonitor = evil\n", 0o644)
+	w.write("root/.vscode/settings.json", "{\"evil\": true}\n", 0o644)
+	vs, err := w.g.End(ctx)
+	require.ErrorIs(t, err, protectguard.ErrLimit)
+	assert.Equal(t, []string{w.path("root/.git/hooks/pre-commit"), w.path("root/.vscode/settings.json"), w.path("root/a/b/c/d/e/.git/config")}, paths(vs))
+	w.absent("root/.git/hooks/pre-commit")
+	assert.Equal(t, configText, w.read("root/a/b/c/d/e/.git/config"))
+	assert.Equal(t, "{}\n", w.read("root/.vscode/settings.json"))
+	// Refused while the tree is beyond the bound, even with no command
+	// running: a fresh baseline now would take the .envrc files in.
+	_, err = w.g.Begin(ctx)
+	require.ErrorIs(t, err, protectguard.ErrLimit)
+	assert.Equal(t, 0, w.g.Active())
+	// A change made meanwhile is still repaired against the old
+	// baseline once the tree is back within the bound.
+	w.write("root/.git/hooks/post-checkout", "#!/bin/sh\nevil\n", 0o755)
+	for i := range 300 {
+		require.NoError(t, os.RemoveAll(w.path(fmt.Sprintf("root/p%03d", i))))
+	}
+	vs, err = w.g.Begin(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{w.path("root/.git/hooks/post-checkout")}, paths(vs))
+	w.absent("root/.git/hooks/post-checkout")
+	vs, err = w.g.End(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, vs)
 }

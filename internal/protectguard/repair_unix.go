@@ -3,6 +3,7 @@
 package protectguard
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -13,7 +14,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -24,7 +24,7 @@ import (
 // repair walks the trees again and undoes every difference from the
 // baseline. The baseline stays as it was.
 func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
-	cur, err := g.scan(ctx)
+	cur, err := g.scan(ctx, g.base)
 	if err != nil {
 		return nil, err
 	}
@@ -42,12 +42,8 @@ func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
 // repository, a new protected name) is not found.
 func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
 	base := g.base
-	sc := &scanner{
-		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}},
-		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
-		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
-		known: true,
-	}
+	sc := g.newScanner(ctx, base)
+	sc.known = true
 	treeOf := func(p string) string {
 		for _, t := range g.trees {
 			if abspath.Within(p, t) {
@@ -61,18 +57,18 @@ func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
 		if sc.st.gitDirs[d] || unix.Lstat(d, &st) != nil || kindOf(uint32(st.Mode)) != kindDir {
 			continue
 		}
-		children, err := sc.list(d, &st)
+		l, err := sc.list(d, &st, true)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			return nil, err
 		}
-		if l := sc.newDirs[d]; l == nil || !l.gitDir {
+		if !l.gitDir {
 			continue
 		}
 		sc.tree = treeOf(d)
-		if err := sc.walkGitDir(d, children); err != nil {
+		if err := sc.walkGitDir(d, l.children); err != nil {
 			return nil, err
 		}
 	}
@@ -112,6 +108,24 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			action = "failed: " + err.Error()
 		}
 		vs = append(vs, Violation{Path: path, Rule: rule, Change: change, Action: action})
+	}
+
+	// Sweeps: flooded directories lose every entry the baseline lacks.
+	for _, dir := range slices.Sorted(maps.Keys(cur.sweeps)) {
+		sw := cur.sweeps[dir]
+		n, err := sweepDir(sw.tree, dir, func(name string) bool {
+			p := abspath.Join(dir, name)
+			switch {
+			case !sw.git:
+				return base.entries[p] == nil
+			case gitdir.IsData(name):
+				return false
+			case sw.newRepo:
+				return gitdir.NewRepoAction(name) == "remove"
+			}
+			return base.entries[p] == nil
+		})
+		add(dir, sw.rule, fmt.Sprintf("flooded (%d entries created in it)", n), err, "every entry the baseline did not have removed")
 	}
 
 	// Removals: what is new, or of another type than it was, goes with
@@ -160,7 +174,7 @@ func (g *Guard) apply(base, cur *state) []Violation {
 		removedTops = append(removedTops, p)
 		if change == "created" {
 			what := c.kind.String()
-			if c.kind == kindDir {
+			if c.kind == kindDir && !c.shallow {
 				n := 0
 				for _, q := range curPaths {
 					if q != p && abspath.Within(q, p) {
@@ -335,6 +349,61 @@ func removePath(tree, path string) error {
 		return &os.PathError{Op: "remove", Path: path, Err: err}
 	}
 	return nil
+}
+
+// sweepDir removes, in the directory path (in tree), every entry for
+// which remove says so, reading the directory in chunks, and returns how
+// many it removed.
+func sweepDir(tree, path string, remove func(name string) bool) (int, error) {
+	// Entries removed while the directory is read may make a pass miss
+	// others: passes repeat until one removes nothing.
+	total := 0
+	for range 8 {
+		n, err := sweepPass(tree, path, remove)
+		total += n
+		if err != nil || n == 0 {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func sweepPass(tree, path string, remove func(name string) bool) (int, error) {
+	pfd, name, err := openParent(tree, path, false)
+	if err != nil {
+		return 0, err
+	}
+	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	unix.Close(pfd)
+	if err != nil {
+		return 0, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer f.Close()
+	n := 0
+	for {
+		names, err := f.Readdirnames(4096)
+		var first error
+		for _, c := range names {
+			if !remove(c) {
+				continue
+			}
+			if rerr := removeAt(fd, c); rerr != nil && !errors.Is(rerr, unix.ENOENT) {
+				first = cmp.Or(first, error(&os.PathError{Op: "remove", Path: abspath.Join(path, c), Err: rerr}))
+				continue
+			}
+			n++
+		}
+		if first != nil {
+			return n, first
+		}
+		if errors.Is(err, io.EOF) || len(names) == 0 {
+			return n, nil
+		}
+		if err != nil {
+			return n, &os.PathError{Op: "readdir", Path: path, Err: err}
+		}
+	}
 }
 
 // removeAt removes name in the directory dirfd, recursively.

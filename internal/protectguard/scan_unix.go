@@ -75,6 +75,20 @@ type entry struct {
 	// below), gitName that entry's name in it; empty for paths protected
 	// by name only.
 	gitDir, gitName string
+	// shallow: a new directory recorded without its subtree (the repair
+	// removes it whole).
+	shallow bool
+}
+
+// sweep is a directory that gained more new entries than a repair
+// records one by one (floodEntries): the repair lists it again and
+// removes every entry the baseline does not have (for a git directory,
+// every new control entry), without holding them in memory.
+type sweep struct {
+	tree, rule string
+	// git: the directory is a git directory; newRepo: one that is not
+	// in the baseline.
+	git, newRepo bool
 }
 
 // state maps absolute paths to entries: every protected top found and
@@ -89,6 +103,8 @@ type state struct {
 	// walked, and a write through a hard link elsewhere or a mapping
 	// sends their directory no event (unchanged checks them).
 	pointers map[string]unix.Stat_t
+	// sweeps are the flooded directories a repair's walk found.
+	sweeps map[string]sweep
 }
 
 // racyWindow is how recent a change time must be for a cached listing or
@@ -163,12 +179,84 @@ type scanner struct {
 	// known is set for repairKnown's partial scan: no data is walked
 	// but modules/ and worktrees/.
 	known bool
+	// stream is set for a walk beyond Options.MaxEntries: no listing is
+	// cached or kept, plain files are not held in memory, and only the
+	// entries recorded count towards the bound.
+	stream bool
+	// base is the baseline a repair compares with (nil for a baseline's
+	// own walk): what the repair will remove whole is not recorded below
+	// its top.
+	base *state
+}
+
+// floodEntries is how many new entries a directory of the baseline may
+// gain before a repair stops recording them one by one and replaces the
+// whole directory from the baseline instead.
+const floodEntries = 4096
+
+// newScanner returns a scanner for one walk, comparing with base (nil for
+// a baseline).
+func (g *Guard) newScanner(ctx context.Context, base *state) *scanner {
+	return &scanner{
+		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}, sweeps: map[string]sweep{}},
+		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
+		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
+		base: base,
+	}
+}
+
+// removedWhole reports whether the directory path, about to be recorded
+// with the scanner's current git attribution, is new and will be removed
+// with its subtree by the repair: not in the baseline, and not an entry a
+// new repository keeps.
+func (sc *scanner) removedWhole(path string) bool {
+	if sc.base == nil || sc.base.entries[path] != nil {
+		return false
+	}
+	if sc.gitDir != "" && !sc.base.gitDirs[sc.gitDir] && gitdir.NewRepoAction(sc.gitName) != "remove" {
+		return false
+	}
+	return true
+}
+
+// sweepable reports whether the repair removes name, an entry of the git
+// directory dir: a control entry the baseline does not have (for a new
+// repository, one it does not keep).
+func (sc *scanner) sweepable(dir, name string) bool {
+	if gitdir.IsData(name) {
+		return false
+	}
+	if !sc.base.gitDirs[dir] {
+		return gitdir.NewRepoAction(name) == "remove"
+	}
+	return sc.base.entries[abspath.Join(dir, name)] == nil
+}
+
+// flooded reports whether the directory path of the baseline has gained
+// more than floodEntries children.
+func (sc *scanner) flooded(path string, children []child) bool {
+	if sc.base == nil || len(children) <= floodEntries {
+		return false
+	}
+	if b := sc.base.entries[path]; b == nil || b.kind != kindDir {
+		return false
+	}
+	n := 0
+	for _, c := range children {
+		if sc.base.entries[abspath.Join(path, c.name)] == nil {
+			n++
+		}
+	}
+	return n > floodEntries
 }
 
 // scan walks every tree and returns the protected paths' state — the last
 // walk's, when the watcher saw no change in any directory it listed since
-// and every protected entry still has the stat it had.
-func (g *Guard) scan(ctx context.Context) (*state, error) {
+// and every protected entry still has the stat it had. base is the
+// baseline a repair compares with (nil for a baseline's own walk). A walk
+// that exceeds Options.MaxEntries is done again streaming, without
+// caches, bounded by the entries it records.
+func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 	var gen uint64
 	w := g.opts.Watcher
 	if w != nil {
@@ -178,17 +266,22 @@ func (g *Guard) scan(ctx context.Context) (*state, error) {
 			return g.last, nil
 		}
 	}
-	sc := &scanner{
-		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}},
-		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
-		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
-		watched: w != nil,
-	}
+	sc := g.newScanner(ctx, base)
+	sc.watched = w != nil
 	st, err := sc.scan()
 	g.walks++
 	g.last = nil
 	if err == nil && w != nil {
 		g.last, g.lastGen, g.lastOK = st, gen, sc.watched
+	}
+	if errors.Is(err, ErrLimit) {
+		// Beyond the bound of a cached walk: walk again streaming,
+		// bounded only by the entries it records (and the context).
+		g.log.Debug("protectguard: the trees exceed the walk's bound; walking again without caches", "limit", g.opts.MaxEntries)
+		sc = g.newScanner(ctx, base)
+		sc.stream = true
+		st, err = sc.scan()
+		g.walks++
 	}
 	return st, err
 }
@@ -318,7 +411,9 @@ func (sc *scanner) scan() (*state, error) {
 	if err := sc.followPointers(); err != nil {
 		return nil, err
 	}
-	g.cache.dirs, g.cache.files = sc.newDirs, sc.newFiles
+	if !sc.stream {
+		g.cache.dirs, g.cache.files = sc.newDirs, sc.newFiles
+	}
 	return sc.st, nil
 }
 
@@ -391,15 +486,12 @@ func (sc *scanner) followPointers() error {
 		if unix.Lstat(real, &st) != nil || kindOf(uint32(st.Mode)) != kindDir {
 			continue
 		}
-		children, err := sc.list(real, &st)
-		if err != nil {
-			continue
-		}
-		if l := sc.newDirs[real]; l == nil || !l.gitDir {
+		l, err := sc.list(real, &st, true)
+		if err != nil || !l.gitDir {
 			continue
 		}
 		sc.tree = tree
-		if err := sc.walkGitDir(real, children); err != nil {
+		if err := sc.walkGitDir(real, l.children); err != nil {
 			return err
 		}
 	}
@@ -408,7 +500,7 @@ func (sc *scanner) followPointers() error {
 
 func (sc *scanner) tick() error {
 	sc.count++
-	if sc.count > sc.g.opts.MaxEntries {
+	if !sc.stream && sc.count > sc.g.opts.MaxEntries {
 		return &LimitError{Trees: sc.g.trees, Limit: sc.g.opts.MaxEntries}
 	}
 	if sc.count%4096 == 0 {
@@ -417,22 +509,27 @@ func (sc *scanner) tick() error {
 	return nil
 }
 
-// list returns dir's children, from the cache when the directory has not
-// changed since it was last read.
-func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
-	if sc.g.opts.Watcher != nil {
-		// Watched first, then looked at: a change after the watch is
-		// an event, one before it is in this stat.
-		sc.watch(dir)
-		var fresh unix.Stat_t
-		if unix.Lstat(dir, &fresh) == nil {
-			st = &fresh
+// list returns dir's listing, from the cache when the directory has not
+// changed since it was last read. A streaming walk (sc.stream) neither
+// uses nor fills the cache, and unless all is set keeps only the children
+// a walk visits (directories, rule matches, .git), reading in chunks: a
+// directory of millions of plain files costs no memory.
+func (sc *scanner) list(dir string, st *unix.Stat_t, all bool) (*dirListing, error) {
+	if !sc.stream {
+		if sc.g.opts.Watcher != nil {
+			// Watched first, then looked at: a change after the
+			// watch is an event, one before it is in this stat.
+			sc.watch(dir)
+			var fresh unix.Stat_t
+			if unix.Lstat(dir, &fresh) == nil {
+				st = &fresh
+			}
 		}
-	}
-	_, ctime := statTimes(st)
-	if l := sc.g.cache.dirs[dir]; l != nil && l.ino == st.Ino && l.dev == uint64(st.Dev) && l.ctime == ctime && ctime < l.readAt-racyWindow {
-		sc.newDirs[dir] = l
-		return l.children, nil
+		_, ctime := statTimes(st)
+		if l := sc.g.cache.dirs[dir]; l != nil && l.ino == st.Ino && l.dev == uint64(st.Dev) && l.ctime == ctime && ctime < l.readAt-racyWindow {
+			sc.newDirs[dir] = l
+			return l, nil
+		}
 	}
 	// The command may have swapped dir for a FIFO or a link since the
 	// lstat: O_DIRECTORY fails on anything but a directory without
@@ -448,45 +545,75 @@ func (sc *scanner) list(dir string, st *unix.Stat_t) ([]child, error) {
 		return nil, &os.PathError{Op: "open", Path: dir, Err: errors.New("replaced while being scanned")}
 	}
 	f := os.NewFile(uintptr(fd), dir)
-	des, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
+	defer f.Close()
+	_, ctime := statTimes(st)
 	l := &dirListing{ino: st.Ino, dev: uint64(st.Dev), ctime: ctime, readAt: sc.now}
-	names := make(map[string]bool, len(des))
-	for _, de := range des {
-		names[de.Name()] = de.IsDir()
+	filter := sc.stream && !all
+	chunk := -1
+	if filter {
+		chunk = 4096
 	}
-	l.gitDir = sc.g.structure && gitdir.IsGitDir(names)
-	for _, de := range des {
-		c := child{name: de.Name(), rule: -1}
-		switch t := de.Type(); {
-		case t.IsDir():
-			c.kind = kindDir
-		case t&os.ModeSymlink != 0:
-			c.kind = kindSymlink
-		case t.IsRegular():
-			c.kind = kindFile
-		default:
-			c.kind = kindOther
-		}
-		abs := abspath.Join(dir, c.name)
-		for i, r := range sc.g.rules {
-			if matchChild(r, abs, c.name, sc.g) {
-				c.rule = i
-				break
+	marks := map[string]bool{}
+	for {
+		des, err := f.ReadDir(chunk)
+		for _, de := range des {
+			switch n := de.Name(); n {
+			case "HEAD", "commondir", "objects", "refs":
+				marks[n] = true
 			}
+			c := sc.child(dir, de)
+			if filter && c.kind != kindDir && c.rule < 0 && c.name != ".git" {
+				continue
+			}
+			l.children = append(l.children, c)
 		}
-		if c.rule < 0 && c.kind == kindDir {
-			// With git protected by structure, a git directory may
-			// be anywhere: every directory is visited.
-			c.below = sc.g.structure || sc.g.mayMatchBelow(abs)
+		if chunk < 0 || errors.Is(err, io.EOF) {
+			break
 		}
-		l.children = append(l.children, c)
+		if err != nil {
+			return nil, &os.PathError{Op: "readdir", Path: dir, Err: err}
+		}
+		if err := sc.ctx.Err(); err != nil {
+			return nil, err
+		}
 	}
-	sc.newDirs[dir] = l
-	return l.children, nil
+	l.gitDir = sc.g.structure && gitdir.IsGitDir(marks)
+	if filter && l.gitDir {
+		// Every entry of a git directory matters (its control entries).
+		return sc.list(dir, st, true)
+	}
+	if !sc.stream {
+		sc.newDirs[dir] = l
+	}
+	return l, nil
+}
+
+// child describes the directory entry de of dir.
+func (sc *scanner) child(dir string, de os.DirEntry) child {
+	c := child{name: de.Name(), rule: -1}
+	switch t := de.Type(); {
+	case t.IsDir():
+		c.kind = kindDir
+	case t&os.ModeSymlink != 0:
+		c.kind = kindSymlink
+	case t.IsRegular():
+		c.kind = kindFile
+	default:
+		c.kind = kindOther
+	}
+	abs := abspath.Join(dir, c.name)
+	for i, r := range sc.g.rules {
+		if matchChild(r, abs, c.name, sc.g) {
+			c.rule = i
+			break
+		}
+	}
+	if c.rule < 0 && c.kind == kindDir {
+		// With git protected by structure, a git directory may be
+		// anywhere: every directory is visited.
+		c.below = sc.g.structure || sc.g.mayMatchBelow(abs)
+	}
+	return c
 }
 
 // matchChild reports whether rule r matches abs, a child of a directory
@@ -502,17 +629,17 @@ func matchChild(r policy.Rule, abs, name string, g *Guard) bool {
 
 // walk visits dir, which no protect rule matches.
 func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
-	children, err := sc.list(dir, st)
+	l, err := sc.list(dir, st, false)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // removed meanwhile
 		}
 		return err
 	}
-	if l := sc.newDirs[dir]; l != nil && l.gitDir {
-		return sc.walkGitDir(dir, children)
+	if l.gitDir {
+		return sc.walkGitDir(dir, l.children)
 	}
-	for _, c := range children {
+	for _, c := range l.children {
 		if err := sc.tick(); err != nil {
 			return err
 		}
@@ -552,9 +679,25 @@ const gitStructureRule = "git directory (control entry)"
 // a git directory not below a .git.
 func (sc *scanner) walkGitDir(dir string, children []child) error {
 	sc.st.gitDirs[dir] = true
+	swept := false
+	if sc.base != nil && len(children) > floodEntries {
+		n := 0
+		for _, c := range children {
+			if sc.sweepable(dir, c.name) {
+				n++
+			}
+		}
+		if n > floodEntries {
+			sc.st.sweeps[dir] = sweep{tree: sc.tree, rule: gitStructureRule, git: true, newRepo: !sc.base.gitDirs[dir]}
+			swept = true
+		}
+	}
 	for _, c := range children {
 		if err := sc.tick(); err != nil {
 			return err
+		}
+		if swept && sc.sweepable(dir, c.name) {
+			continue
 		}
 		abs := abspath.Join(dir, c.name)
 		var cst unix.Stat_t
@@ -599,7 +742,19 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 		size: st.Size, ino: st.Ino, dev: uint64(st.Dev), mtime: mtime, ctime: ctime,
 		rule: rule, tree: sc.tree, gitDir: sc.gitDir, gitName: sc.gitName,
 	}
-	sc.st.entries[path] = e
+	// In a repair, an entry a new repository keeps (its data, info/)
+	// leads to no action: it is not recorded, only searched for git
+	// directories and pointers below it.
+	kept := sc.base != nil && sc.base.entries[path] == nil && sc.gitDir != "" && !sc.base.gitDirs[sc.gitDir] &&
+		gitdir.NewRepoAction(sc.gitName) == "keep"
+	if !kept {
+		sc.st.entries[path] = e
+		if sc.stream && len(sc.st.entries) > sc.g.opts.MaxEntries {
+			return &LimitError{Trees: sc.g.trees, Limit: sc.g.opts.MaxEntries}
+		}
+	} else if e.kind != kindDir {
+		return nil
+	}
 	switch e.kind {
 	case kindSymlink:
 		t, err := readlinkNoLinks(path)
@@ -612,26 +767,43 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			return err
 		}
 	case kindDir:
-		children, err := sc.list(path, st)
+		if sc.removedWhole(path) {
+			// New, and removed with its subtree by the repair: what
+			// it holds needs no record (a flood of entries in it
+			// costs nothing).
+			e.shallow = true
+			return nil
+		}
+		l, err := sc.list(path, st, !kept)
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil
 			}
 			return err
 		}
+		skipNew := false
+		if sc.flooded(path, l.children) {
+			// More new entries than a repair records one by one:
+			// the repair sweeps them; what the baseline has in it is
+			// recorded as usual.
+			sc.st.sweeps[path] = sweep{tree: sc.tree, rule: rule}
+			skipNew = true
+		}
 		// A git directory in the subtree is one of its own: its
 		// entries are attributed to it, so that a new one is treated as
 		// a new repository even where its enclosing entry is kept.
-		nested := false
-		if l := sc.newDirs[path]; l != nil && l.gitDir {
-			nested = true
+		nested := l.gitDir
+		if nested {
 			sc.st.gitDirs[path] = true
 		}
-		for _, c := range children {
+		for _, c := range l.children {
 			if err := sc.tick(); err != nil {
 				return err
 			}
 			abs := abspath.Join(path, c.name)
+			if skipNew && sc.base.entries[abs] == nil {
+				continue
+			}
 			var cst unix.Stat_t
 			if err := unix.Lstat(abs, &cst); err != nil {
 				continue
