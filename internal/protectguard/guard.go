@@ -106,6 +106,8 @@ type Guard struct {
 	opts  Options
 	log   *slog.Logger
 	rules []policy.Rule
+	// pathRules: some rule is not a bare name (it matches by path).
+	pathRules bool
 	trees []string
 	// structure turns on protection of git directories by structure
 	// (package gitdir): on whenever the default protections are.
@@ -132,6 +134,9 @@ type Guard struct {
 	last    *state
 	lastGen uint64
 	lastOK  bool
+	// stream: the last walk went past MaxEntries; scans stream at once
+	// until one visits no more than that.
+	stream bool
 	// walks counts whole walks (tests).
 	walks int
 }
@@ -149,6 +154,9 @@ func New(opts Options) (*Guard, error) {
 	for _, r := range opts.Checker.Rules() {
 		if r.List == "protect" && !r.Pattern.Never() {
 			g.rules = append(g.rules, r)
+			if r.Pattern.Kind() != policy.PatternName {
+				g.pathRules = true
+			}
 		}
 	}
 	if p := opts.Checker.Policy(); p != nil && !p.Protect.Disabled {

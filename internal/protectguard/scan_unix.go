@@ -176,6 +176,10 @@ type scanner struct {
 	newFiles map[string]*fileHash
 	// watched: every directory listed so far is watched (Options.Watcher).
 	watched bool
+	// seen counts the directory entries listed.
+	seen int
+	// nameMemo is ruleFor's memory of the bare-name rules' verdicts.
+	nameMemo map[string]int
 	// known is set for repairKnown's partial scan: no data is walked
 	// but modules/ and worktrees/.
 	known bool
@@ -266,22 +270,31 @@ func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 			return g.last, nil
 		}
 	}
-	sc := g.newScanner(ctx, base)
-	sc.watched = w != nil
-	st, err := sc.scan()
-	g.walks++
-	g.last = nil
-	if err == nil && w != nil {
-		g.last, g.lastGen, g.lastOK = st, gen, sc.watched
+	var st *state
+	err := ErrLimit
+	if !g.stream {
+		sc := g.newScanner(ctx, base)
+		sc.watched = w != nil
+		st, err = sc.scan()
+		g.walks++
+		g.last = nil
+		if err == nil && w != nil {
+			g.last, g.lastGen, g.lastOK = st, gen, sc.watched
+		}
 	}
 	if errors.Is(err, ErrLimit) {
-		// Beyond the bound of a cached walk: walk again streaming,
-		// bounded only by the entries it records (and the context).
-		g.log.Debug("protectguard: the trees exceed the walk's bound; walking again without caches", "limit", g.opts.MaxEntries)
-		sc = g.newScanner(ctx, base)
+		// Beyond the bound of a cached walk: walk streaming, bounded
+		// only by the entries it records (and the context). Later
+		// scans stream at once while the trees stay beyond the bound.
+		if !g.stream {
+			g.log.Debug("protectguard: the trees exceed the walk's bound; walking without caches", "limit", g.opts.MaxEntries)
+		}
+		g.last = nil
+		sc := g.newScanner(ctx, base)
 		sc.stream = true
 		st, err = sc.scan()
 		g.walks++
+		g.stream = err == nil && sc.seen > g.opts.MaxEntries
 	}
 	return st, err
 }
@@ -556,6 +569,7 @@ func (sc *scanner) list(dir string, st *unix.Stat_t, all bool) (*dirListing, err
 	marks := map[string]bool{}
 	for {
 		des, err := f.ReadDir(chunk)
+		sc.seen += len(des)
 		for _, de := range des {
 			switch n := de.Name(); n {
 			case "HEAD", "commondir", "objects", "refs":
@@ -601,14 +615,9 @@ func (sc *scanner) child(dir string, de os.DirEntry) child {
 	default:
 		c.kind = kindOther
 	}
-	abs := abspath.Join(dir, c.name)
-	for i, r := range sc.g.rules {
-		if matchChild(r, abs, c.name, sc.g) {
-			c.rule = i
-			break
-		}
-	}
+	c.rule = sc.ruleFor(dir, c.name)
 	if c.rule < 0 && c.kind == kindDir {
+		abs := abspath.Join(dir, c.name)
 		// With git protected by structure, a git directory may be
 		// anywhere: every directory is visited.
 		c.below = sc.g.structure || sc.g.mayMatchBelow(abs)
@@ -616,16 +625,47 @@ func (sc *scanner) child(dir string, de os.DirEntry) child {
 	return c
 }
 
-// matchChild reports whether rule r matches abs, a child of a directory
-// no rule matched: a bare-name rule can then only match the child's own
-// name.
-func matchChild(r policy.Rule, abs, name string, g *Guard) bool {
-	if r.Pattern.Kind() == policy.PatternName {
-		return r.Pattern.MatchName(name)
+// ruleFor returns the index of the first protect rule matching name, a
+// child of dir (a directory no rule matched, so a bare-name rule can only
+// match the child's own name), or -1. What the bare-name rules say about
+// a name is remembered for the walk (names repeat across directories:
+// main.go, index.js), up to maxNameMemo names.
+func (sc *scanner) ruleFor(dir, name string) int {
+	byName, ok := sc.nameMemo[name]
+	if !ok {
+		byName = -1
+		for i, r := range sc.g.rules {
+			if r.Pattern.Kind() == policy.PatternName && r.Pattern.MatchName(name) {
+				byName = i
+				break
+			}
+		}
+		if sc.nameMemo == nil {
+			sc.nameMemo = map[string]int{}
+		}
+		if len(sc.nameMemo) < maxNameMemo {
+			sc.nameMemo[name] = byName
+		}
 	}
-	rel, inside := g.opts.Checker.Inside(abs)
-	return r.Pattern.Match(abs, rel, inside)
+	if !sc.g.pathRules {
+		return byName
+	}
+	abs := abspath.Join(dir, name)
+	rel, inside := sc.g.opts.Checker.Inside(abs)
+	for i, r := range sc.g.rules {
+		if byName >= 0 && i >= byName {
+			break
+		}
+		if r.Pattern.Kind() != policy.PatternName && r.Pattern.Match(abs, rel, inside) {
+			return i
+		}
+	}
+	return byName
 }
+
+// maxNameMemo bounds the names a walk remembers the bare-name rules'
+// verdict for.
+const maxNameMemo = 1 << 16
 
 // walk visits dir, which no protect rule matches.
 func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
