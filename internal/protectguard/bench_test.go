@@ -88,13 +88,17 @@ func benchCommand(b *testing.B, g *protectguard.Guard, mutate func()) {
 // bare fork and exec of /bin/true:
 //
 //   - walk: no watcher, every scan walks (listings and hashes cached);
+//
 //   - idle: with the change watcher, a command that changed nothing;
+//
 //   - edit: with the watcher, a command that edited an ordinary file;
+//
 //   - newfile: with the watcher, a command that made a new file (a walk
 //     with the listing cache);
+//
 //   - stream: the walk past a bound of 50,000 entries, streaming.
 //
-//	go test -run '^$' -bench BenchmarkGuard100k -benchtime 20x -count 3 ./internal/protectguard/
+//     go test -run '^$' -bench BenchmarkGuard100k -benchtime 20x -count 3 ./internal/protectguard/
 func BenchmarkGuard100k(b *testing.B) {
 	root := benchTree(b)
 	b.Run("true", func(b *testing.B) {

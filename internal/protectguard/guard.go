@@ -108,7 +108,7 @@ type Guard struct {
 	rules []policy.Rule
 	// pathRules: some rule is not a bare name (it matches by path).
 	pathRules bool
-	trees []string
+	trees     []string
 	// structure turns on protection of git directories by structure
 	// (package gitdir): on whenever the default protections are.
 	structure bool
