@@ -85,20 +85,13 @@ func benchCommand(b *testing.B, g *protectguard.Guard, mutate func()) {
 
 // BenchmarkGuard100k: the guard's cost per command (Begin and End) on a
 // 100,000-file workspace with 50 nested repositories, side by side with a
-// bare fork and exec of /bin/true:
+// bare fork and exec of /bin/true. The cases: walk (no watcher, every
+// scan walks, listings and hashes cached), idle (with the change watcher,
+// a command that changed nothing), edit (an ordinary file edited), newfile
+// (a new file made: a walk with the listing cache), stream (the walk past
+// a bound of 50,000 entries, streaming). Reproduce with
 //
-//   - walk: no watcher, every scan walks (listings and hashes cached);
-//
-//   - idle: with the change watcher, a command that changed nothing;
-//
-//   - edit: with the watcher, a command that edited an ordinary file;
-//
-//   - newfile: with the watcher, a command that made a new file (a walk
-//     with the listing cache);
-//
-//   - stream: the walk past a bound of 50,000 entries, streaming.
-//
-//     go test -run '^$' -bench BenchmarkGuard100k -benchtime 20x -count 3 ./internal/protectguard/
+//	go test -run '^$' -bench BenchmarkGuard100k -benchtime 20x -count 3 ./internal/protectguard/
 func BenchmarkGuard100k(b *testing.B) {
 	root := benchTree(b)
 	b.Run("true", func(b *testing.B) {
