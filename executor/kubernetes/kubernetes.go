@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -482,16 +483,25 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	defer x.done(s)
 	c, err := s.exec(req, false)
 	if err != nil {
-		w.End(ctx)
-		return nil, err
+		return nil, withRepairs(err, w.End(ctx))
 	}
 	res, err := c.wait(ctx)
 	vs := w.End(ctx)
 	if err != nil {
-		return nil, err
+		return nil, withRepairs(err, vs)
 	}
 	res.Violations = appendNew(res.Violations, vs)
 	return res, nil
+}
+
+// withRepairs adds to err, an error Run returns after its command may
+// have started, what the caller's guard repaired meanwhile: with no
+// Result to carry them, the violations would be lost.
+func withRepairs(err error, vs []string) error {
+	if len(vs) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (the protected-path guard repaired what the command changed: %s)", err, strings.Join(vs, "; "))
 }
 
 // Start starts the command in the background in the session pod.
