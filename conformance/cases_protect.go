@@ -38,6 +38,10 @@ func protectCases() []*caseDef {
 			"the probe writes sub/.git (gitdir: ../data/x) and data/x as a git directory by content whose config has a fsmonitor; afterwards the host's git status in sub must not run it. Twin: protect none", caseGitDirFile),
 		iso("git-redirect-modules", "the config of an existing submodule's git directory (.git/modules/NAME) is protected", executor.ControlProtect, Denied,
 			"the fixture absorbs a submodule's git directory into .git/modules/lib (host git init --separate-git-dir); the probe appends a fsmonitor to its config; afterwards the host's git status in lib must not run it. Twin: protect none", caseGitModules),
+		iso("git-redirect-worktree-config", "extensions.worktreeConfig with a .git/config.worktree cannot plant a fsmonitor", executor.ControlProtect, Denied,
+			"the probe appends [extensions] worktreeConfig = true to .git/config and writes .git/config.worktree with a fsmonitor; afterwards the host's git status in the root must not run it. Twin: protect none", caseGitWorktreeConfig),
+		iso("git-redirect-worktrees", "a worktree's git directory (.git/worktrees/NAME) whose commondir points at a planted git directory cannot plant a fsmonitor", executor.ControlProtect, Denied,
+			"the probe makes evil/ a git directory by content with a fsmonitor in its config, .git/worktrees/wt with HEAD, gitdir and a commondir pointing at evil/, and wt/.git (gitdir: .git/worktrees/wt); afterwards the host's git status in wt must not run it. Twin: protect none", caseGitWorktrees),
 		iso("git-nested-repo", "a repository nested in a new git directory's parts (its .git, info/, refs/) cannot plant a fsmonitor", executor.ControlProtect, Denied,
 			"the fixture registers gitlinks in the root's index (host git update-index); the probe makes new git directories by content at those paths' parents and plants a repository with a fsmonitor at sub/.git, lib/info/x/.git and bare/refs/x/.git; afterwards the host's git status in the root (which recurses into the gitlinks) must not run it. Twin: protect none", caseGitNested),
 		iso("tool-settings", "settings of agent and developer tools that run commands are protected", executor.ControlProtect, Denied,
@@ -439,4 +443,46 @@ func caseGitNested(c *caseRun) {
 	}
 	root := func() string { return c.fx.root }
 	c.isolate(hostGitRuns(root, canary), c.act(cmdFor(), nil), c.twinPolicy("protect none", cmdFor(), c.noProtect()))
+}
+
+func caseGitWorktreeConfig(c *caseRun) {
+	c.gitRepo(c.fx.root)
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	git := filepath.Join(c.fx.root, ".git")
+	cmd := c.probes(
+		[]string{"append", filepath.Join(git, "config"), "[extensions]\n\tworktreeConfig = true\n"},
+		[]string{"write", filepath.Join(git, "config.worktree"), "[core]\n\tfsmonitor = \"touch " + canary + "; false\"\n"},
+	)
+	root := func() string { return c.fx.root }
+	c.isolate(hostGitRuns(root, canary), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
+}
+
+func caseGitWorktrees(c *caseRun) {
+	c.gitRepo(c.fx.root)
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		evil := filepath.Join(c.fx.root, fmt.Sprintf("evil%d", seq))
+		admin := filepath.Join(c.fx.root, ".git", "worktrees", fmt.Sprintf("wt%d", seq))
+		wt := filepath.Join(c.fx.root, fmt.Sprintf("wt%d", seq))
+		inv := fakeGitDir(evil, fsmonitorConfig(canary))
+		inv = append(inv,
+			[]string{"mkdir", admin},
+			[]string{"write", filepath.Join(admin, "HEAD"), "ref: refs/heads/main\n"},
+			[]string{"write", filepath.Join(admin, "commondir"), evil + "\n"},
+			[]string{"write", filepath.Join(admin, "gitdir"), filepath.Join(wt, ".git") + "\n"},
+			[]string{"mkdir", wt},
+			[]string{"write", filepath.Join(wt, ".git"), "gitdir: " + admin + "\n"},
+		)
+		return c.probes(inv...)
+	}
+	act, twin := cmdFor(), cmdFor()
+	calls := 0
+	wt := func() string { return filepath.Join(c.fx.root, fmt.Sprintf("wt%d", calls)) }
+	obs := func(c *caseRun) func(*executor.Result) (bool, string) {
+		calls++
+		return hostGitRuns(wt, canary)(c)
+	}
+	c.isolate(obs, c.act(act, nil), c.twinPolicy("protect none", twin, c.noProtect()))
 }
