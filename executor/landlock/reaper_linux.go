@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/procstat"
 )
 
 // enable makes this process a child subreaper and turns the reaper on.
@@ -103,7 +105,7 @@ func (c child) dead() bool { return c.state == 'Z' && c.threads <= 1 }
 func children(keep map[int]bool) []child {
 	pids, ok := childPids()
 	if !ok {
-		pids = allPids()
+		pids = procstat.PIDs()
 	}
 	self := os.Getpid()
 	var out []child
@@ -111,33 +113,11 @@ func children(keep map[int]bool) []child {
 		if keep[pid] || pid == self {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
+		st, ok := procstat.Read(pid)
+		if !ok || st.PPID != self {
 			continue
 		}
-		// "pid (comm) state ppid pgrp ...": comm may hold spaces and
-		// parentheses, so split after the last ')'. Fields from the
-		// state on: state ppid pgrp session tty_nr tpgid flags minflt
-		// cminflt majflt cmajflt utime stime cutime cstime priority nice
-		// num_threads.
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := bytes.Fields(b[i+1:])
-		if len(f) < 18 || len(f[0]) != 1 {
-			continue
-		}
-		ppid, err := strconv.Atoi(string(f[1]))
-		if err != nil || ppid != self {
-			continue
-		}
-		pgid, _ := strconv.Atoi(string(f[2]))
-		threads, err := strconv.Atoi(string(f[17]))
-		if err != nil {
-			threads = 2 // unknown: not known to be dead
-		}
-		out = append(out, child{pid: pid, state: f[0][0], pgid: pgid, threads: threads})
+		out = append(out, child{pid: pid, state: st.State, pgid: st.PGID, threads: st.Threads})
 	}
 	return out
 }
@@ -164,21 +144,4 @@ func childPids() ([]int, bool) {
 		}
 	}
 	return out, true
-}
-
-// allPids lists every process.
-func allPids() []int {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	var out []int
-	for _, name := range names {
-		if pid, err := strconv.Atoi(name); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
 }

@@ -1,14 +1,13 @@
 package procgroup
 
 import (
-	"time"
-
-	"bytes"
 	"errors"
 	"os"
-	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cordon-sandbox/cordon/internal/procstat"
 )
 
 // waitExited blocks until the leader has exited without reaping it, so its
@@ -25,76 +24,7 @@ func waitExited(p *os.Process) (*os.ProcessState, error) {
 }
 
 // procStat is the part of /proc/PID/stat the tree walk needs.
-type procStat struct {
-	pid, ppid, pgid, sid int
-	start                uint64 // starttime, clock ticks after boot
-}
-
-// readStat parses /proc/PID/stat; ok is false when the process is gone.
-func readStat(pid int) (procStat, bool) {
-	// Plain open+read into a stack buffer: os.ReadFile's fstat and
-	// poller registration double the cost of a walk.
-	fd, err := unix.Open("/proc/"+strconv.Itoa(pid)+"/stat", unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return procStat{}, false
-	}
-	defer unix.Close(fd)
-	var buf [1024]byte
-	n, err := unix.Read(fd, buf[:])
-	if err != nil || n <= 0 {
-		return procStat{}, false
-	}
-	return parseStat(pid, buf[:n])
-}
-
-func parseStat(pid int, b []byte) (procStat, bool) {
-	// "pid (comm) state ppid pgrp session tty_nr ... starttime ...";
-	// comm may hold spaces and parentheses, so split after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, false
-	}
-	f := bytes.Fields(b[i+1:])
-	if len(f) < 20 {
-		return procStat{}, false
-	}
-	st := procStat{pid: pid}
-	var err error
-	if st.ppid, err = strconv.Atoi(string(f[1])); err != nil {
-		return procStat{}, false
-	}
-	if st.pgid, err = strconv.Atoi(string(f[2])); err != nil {
-		return procStat{}, false
-	}
-	if st.sid, err = strconv.Atoi(string(f[3])); err != nil {
-		return procStat{}, false
-	}
-	if st.start, err = strconv.ParseUint(string(f[19]), 10, 64); err != nil {
-		return procStat{}, false
-	}
-	return st, true
-}
-
-// listProcs reads the stat of every process on the host.
-func listProcs() []procStat {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, _ := d.Readdirnames(-1)
-	out := make([]procStat, 0, len(names))
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
-		if st, ok := readStat(pid); ok {
-			out = append(out, st)
-		}
-	}
-	return out
-}
+type procStat = procstat.Stat
 
 // victim is a process found by the walk, pinned by a pidfd where the kernel
 // has them.
@@ -103,24 +33,24 @@ type victim struct {
 	pidfd int // -1: signal by pid
 }
 
-// pin opens st.pid as a pidfd and checks that it is still the process the
+// pin opens st.PID as a pidfd and checks that it is still the process the
 // walk saw (same start time); ok is false when it is gone or recycled.
 func pin(st procStat) (victim, bool) {
-	fd, err := unix.PidfdOpen(st.pid, 0)
+	fd, err := unix.PidfdOpen(st.PID, 0)
 	switch {
 	case errors.Is(err, unix.ENOSYS):
 		fd = -1
 	case err != nil:
 		return victim{}, false // ESRCH: gone
 	}
-	now, ok := readStat(st.pid)
-	if !ok || now.start != st.start {
+	now, ok := procstat.Read(st.PID)
+	if !ok || now.Start != st.Start {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
 		return victim{}, false
 	}
-	return victim{pid: st.pid, pidfd: fd}, true
+	return victim{pid: st.PID, pidfd: fd}, true
 }
 
 func (v victim) signal(sig unix.Signal) {
@@ -149,14 +79,14 @@ func killTree(leader int) {
 		}
 	}()
 	for range maxRounds {
-		procs := listProcs()
+		procs := procstat.All()
 		children := map[int][]procStat{}
 		var queue []procStat
 		for _, p := range procs {
-			children[p.ppid] = append(children[p.ppid], p)
-			if p.pid == leader || p.sid == leader || p.pgid == leader {
+			children[p.PPID] = append(children[p.PPID], p)
+			if p.PID == leader || p.SID == leader || p.PGID == leader {
 				queue = append(queue, p)
-			} else if _, ok := found[p.pid]; ok {
+			} else if _, ok := found[p.PID]; ok {
 				queue = append(queue, p)
 			}
 		}
@@ -165,18 +95,18 @@ func killTree(leader int) {
 		for len(queue) > 0 {
 			p := queue[0]
 			queue = queue[1:]
-			if seen[p.pid] {
+			if seen[p.PID] {
 				continue
 			}
-			seen[p.pid] = true
-			if _, ok := found[p.pid]; !ok {
+			seen[p.PID] = true
+			if _, ok := found[p.PID]; !ok {
 				if v, ok := pin(p); ok {
 					v.signal(unix.SIGSTOP)
-					found[p.pid] = v
+					found[p.PID] = v
 					fresh++
 				}
 			}
-			queue = append(queue, children[p.pid]...)
+			queue = append(queue, children[p.PID]...)
 		}
 		if fresh == 0 {
 			break
