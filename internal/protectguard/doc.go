@@ -43,9 +43,23 @@
 // each removed key reported. A git directory anywhere in a recorded
 // subtree is one of its own (new or not, by the baseline), so one hidden
 // in a new repository's kept info/ is sanitized like any new repository.
+// A directory that existed in the baseline (the baseline remembers every
+// directory it listed, by device and inode) and became a git directory
+// during the command is not judged as a new repository — its entries are
+// the user's files — but defused: its HEAD is renamed aside, so git no
+// longer takes it for one. .git files and commondir files are read as
+// git reads them: a symbolic link named .git is followed (to a git
+// directory or to a pointer file), and a relative pointer is resolved
+// with its links first, not cleaned lexically.
 //
 // Each repair is reported as a Violation; executors put them in
-// executor.Result.Violations. A file for which no copy was kept (larger
+// executor.Result.Violations. A removal that fails (a sweep, a sanitized
+// config, a defused directory) makes End return ErrRepairFailed and
+// keeps the baseline, as a failed walk does (see Cost). Removal goes on
+// past an entry it cannot remove, and a chain of directories deeper than
+// 64 levels is moved up and removed from there, so no depth exhausts the
+// descriptors. A repair hashes only what it compares: a new file is not
+// read, nor one whose size differs from the baseline's. A file for which no copy was kept (larger
 // than the limits) cannot be restored: it is removed instead, and the
 // violation says so.
 //

@@ -6,3 +6,17 @@ func Walks(g *Guard) int {
 	defer g.mu.Unlock()
 	return g.walks
 }
+
+// Listed returns how many directory entries g's last walk listed.
+func Listed(g *Guard) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.listed
+}
+
+// Hashed returns how many bytes g has read to hash files.
+func Hashed(g *Guard) int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.hashed
+}

@@ -54,6 +54,12 @@ type Options struct {
 // ErrLimit is wrapped by *LimitError.
 var ErrLimit = errors.New("protected-path scan limit exceeded")
 
+// ErrRepairFailed reports a repair that walked everything but could not
+// remove something a command planted (see the violations for what):
+// like a failed walk, it keeps the baseline and makes later Begins
+// repair again first.
+var ErrRepairFailed = errors.New("protected-path repair incomplete: something a command planted could not be removed")
+
 // LimitError reports a walk that exceeded Options.MaxEntries. It unwraps
 // to ErrLimit.
 type LimitError struct {
@@ -137,8 +143,10 @@ type Guard struct {
 	// stream: the last walk went past MaxEntries; scans stream at once
 	// until one visits no more than that.
 	stream bool
-	// walks counts whole walks (tests).
-	walks int
+	// walks counts whole walks, listed the entries the last one listed,
+	// hashed the bytes read to hash files (tests).
+	walks, listed int
+	hashed        int64
 }
 
 // New returns a Guard for the protect rules of opts.Checker over
@@ -248,6 +256,9 @@ func (g *Guard) repairAll(ctx context.Context) ([]Violation, error) {
 	}
 	g.broken = err
 	g.isBroken.Store(true)
+	if errors.Is(err, ErrRepairFailed) {
+		return vs, err
+	}
 	vs, kerr := g.repairKnown(ctx)
 	if kerr != nil {
 		return vs, fmt.Errorf("%w; the protected paths known before the command could not be checked either: %v", err, kerr)

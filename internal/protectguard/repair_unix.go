@@ -28,9 +28,12 @@ func (g *Guard) repair(ctx context.Context) ([]Violation, error) {
 	if err != nil {
 		return nil, err
 	}
-	vs := g.apply(g.base, cur)
+	vs, failed := g.apply(g.base, cur)
 	for _, v := range vs {
 		g.log.Debug("protectguard: repaired", "path", v.Path, "rule", v.Rule, "change", v.Change, "action", v.Action)
+	}
+	if failed {
+		return vs, ErrRepairFailed
 	}
 	return vs, nil
 }
@@ -44,6 +47,7 @@ func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
 	base := g.base
 	sc := g.newScanner(ctx, base)
 	sc.known = true
+	sc.stream = true // only what it records counts
 	treeOf := func(p string) string {
 		for _, t := range g.trees {
 			if abspath.Within(p, t) {
@@ -93,7 +97,7 @@ func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
 	}
 	// The listings and hashes read are not kept: the caches stay those
 	// of the last whole walk.
-	vs := g.apply(base, sc.st)
+	vs, _ := g.apply(base, sc.st)
 	for _, v := range vs {
 		g.log.Debug("protectguard: repaired (known paths only)", "path", v.Path, "rule", v.Rule, "change", v.Change, "action", v.Action)
 	}
@@ -101,13 +105,28 @@ func (g *Guard) repairKnown(ctx context.Context) ([]Violation, error) {
 }
 
 // apply makes the trees match base again, given their current state.
-func (g *Guard) apply(base, cur *state) []Violation {
-	var vs []Violation
+//
+// failed reports that something planted could not be removed (a removal,
+// a sweep, a sanitized config or a defused directory failed): the repair
+// is then incomplete. A restoration that fails is reported only.
+func (g *Guard) apply(base, cur *state) (vs []Violation, failed bool) {
 	add := func(path, rule, change string, err error, action string) {
 		if err != nil {
 			action = "failed: " + err.Error()
 		}
 		vs = append(vs, Violation{Path: path, Rule: rule, Change: change, Action: action})
+	}
+
+	// Defused: directories of the baseline that became git directories
+	// lose their HEAD (renamed aside, not removed: it may be a file of
+	// the user's), and git no longer takes them for repositories.
+	for _, dir := range slices.Sorted(maps.Keys(cur.defused)) {
+		aside := tempName("HEAD")
+		err := renameIn(cur.defused[dir], abspath.Join(dir, "HEAD"), aside)
+		if err != nil {
+			failed = true
+		}
+		add(dir, gitStructureRule, "became a git directory (HEAD, objects/ and refs/, or commondir, in a directory that was not one)", err, "HEAD renamed to "+aside+": git no longer takes it for a repository")
 	}
 
 	// Sweeps: flooded directories lose every entry the baseline lacks.
@@ -125,6 +144,9 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			}
 			return base.entries[p] == nil
 		})
+		if err != nil {
+			failed = true
+		}
 		add(dir, sw.rule, fmt.Sprintf("flooded (%d entries created in it)", n), err, "every entry the baseline did not have removed")
 	}
 
@@ -163,6 +185,7 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			case "sanitize":
 				if p == abspath.Join(c.gitDir, "config") && c.kind == kindFile {
 					if removed, err := g.sanitizeConfig(p, c); err != nil || len(removed) > 0 {
+						failed = failed || err != nil
 						add(p, c.rule, "created in a new repository", err, "reduced to inert keys (removed "+strings.Join(removed, ", ")+")")
 					}
 					continue
@@ -170,6 +193,7 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			}
 		}
 		err := removePath(c.tree, p)
+		failed = failed || err != nil
 		gone[p] = true
 		removedTops = append(removedTops, p)
 		if change == "created" {
@@ -228,9 +252,10 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			continue
 		}
 		switch {
-		case b.kind == kindFile && c.hash != b.hash:
+		case b.kind == kindFile && (c.size != b.size || c.hash != b.hash):
 			if !b.kept {
 				err := removePath(c.tree, p)
+				failed = failed || err != nil
 				add(p, b.rule, "modified", err, "removed (no copy was kept to restore it)")
 				continue
 			}
@@ -241,7 +266,7 @@ func (g *Guard) apply(base, cur *state) []Violation {
 			add(p, b.rule, "owner changed", setMode(b.tree, p, b), "restored")
 		}
 	}
-	return vs
+	return vs, failed
 }
 
 func sortedKeys(m map[string]*entry) []string {
@@ -351,6 +376,38 @@ func removePath(tree, path string) error {
 	return nil
 }
 
+// openDir opens the directory path in tree (the tree itself included)
+// without following a symbolic link.
+func openDir(tree, path string) (int, error) {
+	if path == tree {
+		return openTree(tree)
+	}
+	pfd, name, err := openParent(tree, path, false)
+	if err != nil {
+		return -1, err
+	}
+	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	unix.Close(pfd)
+	if err != nil {
+		return -1, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	return fd, nil
+}
+
+// renameIn renames path (in tree) to name in the same directory, without
+// following a symbolic link on the way.
+func renameIn(tree, path, name string) error {
+	fd, base, err := openParent(tree, path, false)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Renameat(fd, base, fd, name); err != nil {
+		return &os.PathError{Op: "rename", Path: path, Err: err}
+	}
+	return nil
+}
+
 // sweepDir removes, in the directory path (in tree), every entry for
 // which remove says so, reading the directory in chunks, and returns how
 // many it removed.
@@ -369,14 +426,9 @@ func sweepDir(tree, path string, remove func(name string) bool) (int, error) {
 }
 
 func sweepPass(tree, path string, remove func(name string) bool) (int, error) {
-	pfd, name, err := openParent(tree, path, false)
+	fd, err := openDir(tree, path)
 	if err != nil {
 		return 0, err
-	}
-	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	unix.Close(pfd)
-	if err != nil {
-		return 0, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
 	defer f.Close()
@@ -406,18 +458,50 @@ func sweepPass(tree, path string, remove func(name string) bool) (int, error) {
 	}
 }
 
-// removeAt removes name in the directory dirfd, recursively.
+// removeAt removes name in the directory dirfd, recursively, going on
+// past an entry it cannot remove (the first error is returned). It holds
+// one descriptor per level down to maxRemoveDepth; a subtree deeper than
+// that is moved up into the directory being removed and removed from
+// there, so a chain of any depth cannot exhaust the descriptors and stop
+// the removal before what it was for.
 func removeAt(dirfd int, name string) error {
+	fd, err := openForRemoval(dirfd, name)
+	if fd < 0 {
+		return err
+	}
+	var first error
+	for range maxFlattenPasses {
+		moved, err := emptyDir(fd, fd, 1)
+		first = cmp.Or(first, err)
+		if !moved {
+			break
+		}
+	}
+	unix.Close(fd)
+	return cmp.Or(first, rmdirAt(dirfd, name))
+}
+
+// maxRemoveDepth is how deep removeAt descends before it moves a subtree
+// up; maxFlattenPasses bounds how often it does.
+const (
+	maxRemoveDepth   = 64
+	maxFlattenPasses = 1 << 16
+)
+
+// openForRemoval unlinks name in dirfd when it is not a directory
+// (returning -1 and the error), or opens the directory (a command may have
+// made it unreadable: it is made usable by its owner again).
+func openForRemoval(dirfd int, name string) (int, error) {
 	err := unix.Unlinkat(dirfd, name, 0)
 	if err == nil || errors.Is(err, unix.ENOENT) {
-		return nil
+		return -1, nil
 	}
 	var st unix.Stat_t
 	if serr := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); serr != nil || kindOf(uint32(st.Mode)) != kindDir {
 		if errors.Is(err, unix.EACCES) {
-			return retryWritable(dirfd, func() error { return unix.Unlinkat(dirfd, name, 0) })
+			return -1, retryWritable(dirfd, func() error { return unix.Unlinkat(dirfd, name, 0) })
 		}
-		return err
+		return -1, err
 	}
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.EACCES) {
@@ -425,29 +509,82 @@ func removeAt(dirfd int, name string) error {
 		fd, err = unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	}
 	if err != nil {
-		return err
+		return -1, err
 	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return err
-	}
-	for _, n := range names {
-		if err := removeAt(fd, n); err != nil {
-			if !errors.Is(err, unix.EACCES) {
-				return err
-			}
-			if err := retryWritable(fd, func() error { return removeAt(fd, n) }); err != nil {
-				return err
-			}
-		}
-	}
-	err = unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
+	return fd, nil
+}
+
+// rmdirAt removes the empty directory name in dirfd.
+func rmdirAt(dirfd int, name string) error {
+	err := unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 	if errors.Is(err, unix.EACCES) {
 		return retryWritable(dirfd, func() error { return unix.Unlinkat(dirfd, name, unix.AT_REMOVEDIR) })
 	}
+	if errors.Is(err, unix.ENOENT) {
+		return nil
+	}
 	return err
+}
+
+// emptyDir removes every entry of the directory fd, depth levels below
+// top, reading it in chunks and again until a pass finds nothing; moved
+// reports a subtree moved up into top.
+func emptyDir(fd, top, depth int) (moved bool, first error) {
+	for range 16 {
+		dfd, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return moved, cmp.Or(first, err)
+		}
+		f := os.NewFile(uintptr(dfd), ".")
+		n := 0
+		for {
+			names, rerr := f.Readdirnames(4096)
+			for _, name := range names {
+				m, err := removeEntry(fd, name, top, depth)
+				if errors.Is(err, unix.EACCES) {
+					err = retryWritable(fd, func() error {
+						var e error
+						m, e = removeEntry(fd, name, top, depth)
+						return e
+					})
+				}
+				moved = moved || m
+				if err != nil {
+					first = cmp.Or(first, err)
+					continue
+				}
+				n++
+			}
+			if rerr != nil || len(names) == 0 {
+				break
+			}
+		}
+		f.Close()
+		if n == 0 {
+			break
+		}
+	}
+	return moved, first
+}
+
+// removeEntry removes name in dirfd (depth levels below top), or moves it
+// into top when it is a directory too deep to descend into.
+func removeEntry(dirfd int, name string, top, depth int) (moved bool, err error) {
+	if depth >= maxRemoveDepth {
+		var st unix.Stat_t
+		if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && kindOf(uint32(st.Mode)) == kindDir {
+			if err := unix.Renameat(dirfd, name, top, tempName("deep")); err == nil {
+				return true, nil
+			}
+		}
+	}
+	fd, err := openForRemoval(dirfd, name)
+	if fd < 0 {
+		return false, err
+	}
+	moved, first := emptyDir(fd, top, depth+1)
+	unix.Close(fd)
+	return moved, cmp.Or(first, rmdirAt(dirfd, name))
 }
 
 // retryWritable makes the directory dirfd writable by its owner and

@@ -105,7 +105,23 @@ type state struct {
 	pointers map[string]unix.Stat_t
 	// sweeps are the flooded directories a repair's walk found.
 	sweeps map[string]sweep
+	// dirs holds the identity of every directory a baseline's walk
+	// listed (up to maxDirIDs; dirsPartial past it): a repair tells a new
+	// directory from one that existed by it.
+	dirs        map[devIno]struct{}
+	dirsPartial bool
+	// defused are directories of the baseline that became git
+	// directories during the command (their tree): a repair takes them
+	// out of git's reach instead of judging their entries as a new
+	// repository's, which would remove the user's files.
+	defused map[string]string
 }
+
+// devIno names a directory.
+type devIno struct{ dev, ino uint64 }
+
+// maxDirIDs bounds the directories a baseline remembers.
+const maxDirIDs = 4 << 20
 
 // racyWindow is how recent a change time must be for a cached listing or
 // hash to be read again: file system timestamps come from a coarse clock,
@@ -176,6 +192,8 @@ type scanner struct {
 	newFiles map[string]*fileHash
 	// watched: every directory listed so far is watched (Options.Watcher).
 	watched bool
+	// followed are the pointer targets this walk has listed.
+	followed map[string]bool
 	// seen counts the directory entries listed.
 	seen int
 	// nameMemo is ruleFor's memory of the bare-name rules' verdicts.
@@ -202,7 +220,8 @@ const floodEntries = 4096
 // a baseline).
 func (g *Guard) newScanner(ctx context.Context, base *state) *scanner {
 	return &scanner{
-		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}, sweeps: map[string]sweep{}},
+		ctx: ctx, g: g, st: &state{entries: map[string]*entry{}, gitDirs: map[string]bool{}, pointers: map[string]unix.Stat_t{}, sweeps: map[string]sweep{},
+			dirs: map[devIno]struct{}{}, defused: map[string]string{}},
 		now: time.Now().UnixNano(), budget: g.opts.MaxCopyBytes,
 		newDirs: map[string]*dirListing{}, newFiles: map[string]*fileHash{},
 		base: base,
@@ -221,6 +240,21 @@ func (sc *scanner) removedWhole(path string) bool {
 		return false
 	}
 	return true
+}
+
+// existedPlain reports whether dir, a git directory by content that the
+// baseline does not have as one, is a directory the baseline listed (or
+// may have: past maxDirIDs): it became a git directory during the
+// command. Only in a repair.
+func (sc *scanner) existedPlain(dir string, st *unix.Stat_t) bool {
+	if sc.base == nil || sc.base.gitDirs[dir] {
+		return false
+	}
+	if sc.base.dirsPartial {
+		return true
+	}
+	_, ok := sc.base.dirs[devIno{uint64(st.Dev), st.Ino}]
+	return ok
 }
 
 // sweepable reports whether the repair removes name, an entry of the git
@@ -277,6 +311,7 @@ func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 		sc.watched = w != nil
 		st, err = sc.scan()
 		g.walks++
+		g.listed = sc.seen
 		g.last = nil
 		if err == nil && w != nil {
 			g.last, g.lastGen, g.lastOK = st, gen, sc.watched
@@ -294,6 +329,7 @@ func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 		sc.stream = true
 		st, err = sc.scan()
 		g.walks++
+		g.listed = sc.seen
 		g.stream = err == nil && sc.seen > g.opts.MaxEntries
 	}
 	return st, err
@@ -445,13 +481,32 @@ func (sc *scanner) watch(dir string) {
 // (no prefix), and queues the directory it names, relative to base.
 func (sc *scanner) pointer(base, file, prefix string) {
 	fd, err := openNoLinks(file, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	key := file
+	if errors.Is(err, unix.ELOOP) {
+		// A symbolic link, which git follows: to a directory, it is
+		// the git directory itself; to a file, the pointer file. Its
+		// own stat and its target's are both remembered (a change of
+		// either is a change).
+		var lst, tst unix.Stat_t
+		real, rerr := filepath.EvalSymlinks(file)
+		if rerr != nil || unix.Lstat(file, &lst) != nil || unix.Stat(real, &tst) != nil {
+			return
+		}
+		sc.st.pointers[file] = lst
+		if kindOf(uint32(tst.Mode)) == kindDir {
+			sc.pointers = append(sc.pointers, real)
+			return
+		}
+		key = real
+		fd, err = openNoLinks(real, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK)
+	}
 	if err != nil {
 		return
 	}
 	f := os.NewFile(uintptr(fd), file)
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) == nil {
-		sc.st.pointers[file] = st
+		sc.st.pointers[key] = st
 	}
 	data, _ := io.ReadAll(io.LimitReader(f, 4096))
 	f.Close()
@@ -467,9 +522,11 @@ func (sc *scanner) pointer(base, file, prefix string) {
 		return
 	}
 	if !filepath.IsAbs(target) {
-		target = filepath.Join(base, target)
+		// Joined, not cleaned: "link/../x" is resolved as the kernel
+		// does (the link first), by EvalSymlinks in followPointers.
+		target = base + "/" + target
 	}
-	sc.pointers = append(sc.pointers, filepath.Clean(target))
+	sc.pointers = append(sc.pointers, target)
 }
 
 // followPointers scans the git directories that .git files and commondir
@@ -483,9 +540,13 @@ func (sc *scanner) followPointers() error {
 			return err
 		}
 		real, err := filepath.EvalSymlinks(target)
-		if err != nil || sc.st.gitDirs[real] {
+		if err != nil || sc.st.gitDirs[real] || sc.followed[real] {
 			continue
 		}
+		if sc.followed == nil {
+			sc.followed = map[string]bool{}
+		}
+		sc.followed[real] = true
 		tree := ""
 		for _, t := range sc.g.trees {
 			if abspath.Within(real, t) && real != t {
@@ -504,6 +565,10 @@ func (sc *scanner) followPointers() error {
 			continue
 		}
 		sc.tree = tree
+		if sc.existedPlain(real, &st) {
+			sc.st.defused[real] = tree
+			continue
+		}
 		if err := sc.walkGitDir(real, l.children); err != nil {
 			return err
 		}
@@ -528,6 +593,13 @@ func (sc *scanner) tick() error {
 // a walk visits (directories, rule matches, .git), reading in chunks: a
 // directory of millions of plain files costs no memory.
 func (sc *scanner) list(dir string, st *unix.Stat_t, all bool) (*dirListing, error) {
+	if !sc.known {
+		if len(sc.st.dirs) < maxDirIDs {
+			sc.st.dirs[devIno{uint64(st.Dev), st.Ino}] = struct{}{}
+		} else {
+			sc.st.dirsPartial = true
+		}
+	}
 	if !sc.stream {
 		if sc.g.opts.Watcher != nil {
 			// Watched first, then looked at: a change after the
@@ -677,13 +749,18 @@ func (sc *scanner) walk(dir string, st *unix.Stat_t) error {
 		return err
 	}
 	if l.gitDir {
-		return sc.walkGitDir(dir, l.children)
+		if !sc.existedPlain(dir, st) {
+			return sc.walkGitDir(dir, l.children)
+		}
+		// A directory of the baseline that became a git directory: it
+		// is defused (by the repair) and walked as what it was.
+		sc.st.defused[dir] = sc.tree
 	}
 	for _, c := range l.children {
 		if err := sc.tick(); err != nil {
 			return err
 		}
-		if c.name == ".git" && c.kind == kindFile && sc.g.structure {
+		if c.name == ".git" && (c.kind == kindFile || c.kind == kindSymlink) && sc.g.structure {
 			sc.pointer(dir, abspath.Join(dir, c.name), "gitdir:")
 		}
 		if c.rule < 0 && (c.kind != kindDir || !c.below) {
@@ -757,7 +834,7 @@ func (sc *scanner) walkGitDir(dir string, children []child) error {
 			}
 			continue
 		}
-		if c.name == "commondir" && c.kind == kindFile {
+		if c.name == "commondir" && (c.kind == kindFile || c.kind == kindSymlink) {
 			sc.pointer(dir, abs, "")
 		}
 		rule := gitStructureRule
@@ -848,10 +925,10 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			if err := unix.Lstat(abs, &cst); err != nil {
 				continue
 			}
-			if c.name == ".git" && c.kind == kindFile && sc.g.structure {
+			if c.name == ".git" && (c.kind == kindFile || c.kind == kindSymlink) && sc.g.structure {
 				sc.pointer(path, abs, "gitdir:")
 			}
-			if nested && c.name == "commondir" && c.kind == kindFile {
+			if nested && c.name == "commondir" && (c.kind == kindFile || c.kind == kindSymlink) {
 				sc.pointer(path, abs, "")
 			}
 			gd, gn := sc.gitDir, sc.gitName
@@ -885,7 +962,15 @@ func readlinkNoLinks(path string) (string, error) {
 }
 
 // hash fills e's hash (and copy) from the cache or by reading the file.
+// A repair reads only what it compares: not a new file (it is removed,
+// or for a new repository's config read again when sanitized), nor one
+// whose size differs from the baseline's (changed whatever its content).
 func (sc *scanner) hash(path string, e *entry) error {
+	if sc.base != nil {
+		if b := sc.base.entries[path]; b == nil || b.kind != kindFile || b.size != e.size {
+			return nil
+		}
+	}
 	if h := sc.g.cache.files[path]; h != nil && h.ino == e.ino && h.dev == e.dev && h.size == e.size &&
 		h.mtime == e.mtime && h.ctime == e.ctime && e.ctime < h.readAt-racyWindow {
 		if h.kept && sc.budget < int64(len(h.data)) {
@@ -912,6 +997,7 @@ func (sc *scanner) hash(path string, e *entry) error {
 	}
 	e.perm, e.uid, e.gid, e.size, e.ino, e.dev = uint32(st.Mode)&0o7777, st.Uid, st.Gid, st.Size, st.Ino, uint64(st.Dev)
 	e.mtime, e.ctime = statTimes(&st)
+	sc.g.hashed += st.Size
 	keep := st.Size <= sc.g.opts.MaxFileSize && st.Size <= sc.budget
 	h := sha256.New()
 	var data []byte
