@@ -76,6 +76,11 @@ func processCases() []*caseDef {
 				Verified: "the probe starts a heartbeat in a new session, in the background, waits until it beats, and exits (exit 0: no timeout, no cancel); once Run returned the heartbeat file must not advance and no process carrying the case tag may be left in the host's /proc. Twin: executor.Local, whose heartbeat keeps beating"},
 			probe: true, run: caseSurvivor,
 		},
+		{
+			CaseInfo: CaseInfo{ID: "session-memory", Title: "a command cannot write the memory of a process that outlives it", Layer: Process, Control: executor.ControlProcessTree, Isolation: true, Expected: Denied,
+				Verified: "a background process of the session (Starter) writes its pid, the address of a word of its memory and the word's value to a file; the probe, in a later command, writes a new value into that word through /proc/PID/mem, process_vm_writev and ptrace; the file must keep the old value. Twin: executor.Local, where the probe is the target's parent (so Yama's ptrace scope allows it). Linux only"},
+			probe: true, run: caseSessionMemory,
+		},
 	}
 }
 
@@ -106,6 +111,55 @@ func caseSurvivor(c *caseRun) {
 		}
 	}
 	c.isolate(survived, c.act(cmd(hbs[0]), nil), c.twinLocal(cmd(hbs[1])))
+}
+
+func caseSessionMemory(c *caseRun) {
+	if runtime.GOOS != "linux" {
+		c.unsupportedf("the probe's memory actions are Linux only")
+	}
+	st, ok := c.x.(executor.Starter)
+	if !ok {
+		c.unsupportedf("the executor does not implement executor.Starter: no process of the session outlives a command")
+	}
+	const value = 4242424242
+	files := []string{filepath.Join(c.fx.root, "mem-act"), filepath.Join(c.fx.root, "mem-twin")}
+	defer func() {
+		if left := leftovers(c.fx.tag); len(left) > 0 {
+			_ = procscan.Kill(left)
+		}
+	}()
+	req := c.req(c.probeCmd("mem-target", files[0], "60s"), nil)
+	bg, err := st.Start(c.ctx, req)
+	if err != nil {
+		c.setupf("starting the background target: %v", err)
+	}
+	defer func() { _ = bg.Kill() }()
+	if !waitFor(c.ctx, 15*time.Second, bg.Done(), func() bool {
+		b, _ := os.ReadFile(files[0])
+		_, _, _, ok := probe.MemTarget(b)
+		return ok
+	}) {
+		b, _ := bg.ReadOutput()
+		c.setupf("the background target wrote no pid and address to %s within 15s (output %q)", files[0], clip(string(b), 300))
+	}
+	n := 0
+	obs := func(c *caseRun) func(*executor.Result) (bool, string) {
+		f := files[min(n, 1)] // the action's target first, then the twin's
+		n++
+		return func(*executor.Result) (bool, string) {
+			b, err := os.ReadFile(f)
+			_, _, v, ok := probe.MemTarget(b)
+			switch {
+			case !ok:
+				return false, fmt.Sprintf("%s names no target (%v)", f, err)
+			case v == value:
+				return true, fmt.Sprintf("the word in the other process's memory is now %d: the probe wrote it", v)
+			}
+			return false, fmt.Sprintf("the word in the other process's memory is still %d", v)
+		}
+	}
+	twin := c.probeCmd("mem-target", files[1], "20s") + " >/dev/null & exec " + c.probeCmd("mem-write", files[1], strconv.Itoa(value))
+	c.isolate(obs, c.act(c.probeCmd("mem-write", files[0], strconv.Itoa(value)), nil), c.twinLocal(twin))
 }
 
 func caseKernelKeyring(c *caseRun) {

@@ -50,6 +50,8 @@ func protectCases() []*caseDef {
 			"the fixture writes root/.cordon/policy.yaml; the probe overwrites it, appends to it and writes .cordon/extra.yaml; host-side listing and hashes of root/.cordon unchanged. Twin: protect none", caseProjectPolicy),
 		iso("git-works", "git add and git commit work with protection on", executor.ControlProtect, Allowed,
 			"git add and git commit inside the sandbox; the host's git log and git show see the commit and the file. Unsupported without git (on the host or inside the sandbox)", caseGitWorks),
+		iso("git-workflow", "everyday git works with protection on: branches, rebase, stash, worktrees, a local submodule, a local clone, a new repository", executor.ControlProtect, Allowed,
+			"the user (host git) registers a repository in the root as submodule lib and moves the superproject to its newer commit; inside the sandbox: git checkout -b, commits on two branches, git rebase, git stash and stash pop, git worktree add, git submodule update, git clone of the submodule's repository and git init; afterwards the host's own git sees the rebased branch, the stashed change committed, the worktree, the submodule at the new commit, the clone's history and the new repository. Unsupported without git (on the host or inside the sandbox)", caseGitWorkflow),
 	}
 }
 
@@ -227,6 +229,106 @@ func caseGitWorks(c *caseRun) {
 		}
 	}
 	c.permit(committed, c.act(cmd, nil))
+}
+
+// gitWorkflowScript is the git-workflow case's command; TOK is replaced
+// by the case's token.
+const gitWorkflowScript = `set -e
+g() { git -c user.name=cordon -c user.email=cordon@example.invalid -c protocol.file.allow=always -c init.defaultBranch=main "$@"; }
+printf 'a\n' > a.txt; g add a.txt; g commit -q -m base
+main=$(g symbolic-ref --short HEAD)
+g checkout -q -b topic
+printf 'b\n' > b.txt; g add b.txt; g commit -q -m topic-TOK
+g checkout -q "$main"
+printf 'c\n' > c.txt; g add c.txt; g commit -q -m main-TOK
+g checkout -q topic
+g rebase -q "$main"
+printf 's\n' > s.txt; g add s.txt; g stash -q; g stash pop -q; g commit -q -m stash-TOK
+g worktree add -q wt
+g submodule -q update
+g clone -q subsrc cloned
+g init -q fresh
+echo done-TOK`
+
+func caseGitWorkflow(c *caseRun) {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		c.unsupportedf("git is not installed on the host")
+	}
+	c.gitRepo(c.fx.root)
+	if res := c.run(c.x, "is git available inside the sandbox", c.req("command -v git", nil), roleAct); res.ExitCode != 0 {
+		c.unsupportedf("git is not available inside the sandbox")
+	}
+	tok := token("flow")
+	// The user's side: a repository subsrc in the root, registered as
+	// the submodule lib (its URL in .git/config, which commands may not
+	// change) at its first commit; then the superproject is moved to
+	// subsrc's second commit while lib stays at the first, so that
+	// git submodule update has work to do.
+	fixture := func(dir string, args ...string) string {
+		cmd := exec.CommandContext(c.ctx, gitTool, append([]string{"-C", filepath.Join(c.fx.root, dir),
+			"-c", "user.name=cordon", "-c", "user.email=cordon@example.invalid", "-c", "protocol.file.allow=always", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			c.setupf("fixture: git %s in %s: %v: %s", strings.Join(args, " "), dir, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	c.mustWrite(filepath.Join(c.fx.root, "subsrc", "x.txt"), "x\n")
+	fixture("subsrc", "init", "-q")
+	fixture("subsrc", "add", "x.txt")
+	fixture("subsrc", "commit", "-q", "-m", "sub-first")
+	first := fixture("subsrc", "rev-parse", "HEAD")
+	fixture(".", "submodule", "-q", "add", "./subsrc", "lib")
+	c.mustWrite(filepath.Join(c.fx.root, "subsrc", "y.txt"), "y\n")
+	fixture("subsrc", "add", "y.txt")
+	fixture("subsrc", "commit", "-q", "-m", "sub-"+tok)
+	second := fixture("subsrc", "rev-parse", "HEAD")
+	fixture("lib", "fetch", "-q", "origin")
+	fixture("lib", "checkout", "-q", "origin/HEAD")
+	fixture(".", "add", "lib")
+	fixture(".", "commit", "-q", "-m", "the submodule")
+	fixture("lib", "checkout", "-q", first)
+	cmd := strings.ReplaceAll(gitWorkflowScript, "TOK", tok)
+	worked := func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(res *executor.Result) (bool, string) {
+			host := func(dir string, args ...string) (string, bool) {
+				cmd := exec.CommandContext(c.ctx, gitTool, append([]string{"-C", filepath.Join(c.fx.root, dir)}, args...)...)
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
+				out, err := cmd.CombinedOutput()
+				return strings.TrimSpace(string(out)), err == nil
+			}
+			var bad []string
+			check := func(what string, ok bool, out string) {
+				if !ok {
+					bad = append(bad, what+": "+clip(out, 200))
+				}
+			}
+			log, ok := host(".", "log", "--format=%s", "topic")
+			check("topic rebased onto main, the stashed change committed", ok && strings.HasPrefix(log, "stash-"+tok+"\ntopic-"+tok+"\nmain-"+tok+"\nbase\nthe submodule"), log)
+			wts, ok := host(".", "worktree", "list", "--porcelain")
+			check("worktree wt listed", ok && strings.Contains(wts, "worktree "+filepath.Join(c.fx.root, "wt")), wts)
+			st, ok := host("wt", "status", "--porcelain")
+			check("git status in wt", ok, st)
+			sub, ok := host(".", "submodule", "status")
+			check("submodule lib at subsrc's second commit", ok && strings.HasPrefix(sub, second+" lib"), sub) // "+" or "-" first otherwise
+			sl, ok := host("lib", "log", "-1", "--format=%s")
+			check("git log in lib", ok && sl == "sub-"+tok, sl)
+			cl, ok := host("cloned", "log", "-1", "--format=%s")
+			check("git log in the clone", ok && cl == "sub-"+tok, cl)
+			fr, ok := host("fresh", "rev-parse", "--is-inside-work-tree")
+			check("the new repository", ok && fr == "true", fr)
+			if !strings.Contains(string(res.Stdout), "done-"+tok) {
+				bad = append(bad, "the script did not finish: "+clip(string(res.Stderr), 300))
+			}
+			if len(bad) > 0 {
+				return false, "host git: " + strings.Join(bad, "; ")
+			}
+			return true, "host git sees the rebased branch with the stashed change, worktree wt, submodule lib checked out, the clone and the new repository"
+		}
+	}
+	c.permit(worked, c.act(cmd, nil))
 }
 
 // hostGitRuns: the action took effect when the host's own git status in

@@ -185,6 +185,8 @@ func init() {
 		"keyring-read":     actKeyringRead,
 		"keyring-add":      actKeyringAdd,
 		"shm-read":         actShmRead,
+		"mem-target":       actMemTarget,
+		"mem-write":        actMemWrite,
 		"proxy-http":       actProxyHTTP,
 		"proxy-connect":    actProxyConnect,
 		"proxy-socks":      actProxySocks,

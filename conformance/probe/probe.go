@@ -177,6 +177,19 @@ func HeartbeatCount(b []byte) (pid, count int, ok bool) {
 	return p, c, err1 == nil && err2 == nil
 }
 
+// MemTarget parses a file written by the mem-target action: the
+// writer's pid (as it sees itself), the address of the word and its value.
+func MemTarget(b []byte) (pid int, addr, value uint64, ok bool) {
+	f := strings.Fields(string(b))
+	if len(f) != 3 {
+		return 0, 0, 0, false
+	}
+	p, err1 := strconv.Atoi(f[0])
+	a, err2 := strconv.ParseUint(f[1], 10, 64)
+	v, err3 := strconv.ParseUint(f[2], 10, 64)
+	return p, a, v, err1 == nil && err2 == nil && err3 == nil
+}
+
 // RepeatOutput returns what "repeat TOKEN N" prints to stdout and stderr.
 func RepeatOutput(token string, n int) (stdout, stderr []byte) {
 	var o, e bytes.Buffer

@@ -74,6 +74,12 @@ type box struct {
 	// allow-list command (under nsMu).
 	nsMu  sync.Mutex
 	netns *netns.Namespace
+	// init is the container's init as this host sees it (under nsMu;
+	// zero until the first sweep).
+	init initProc
+	// runnerPids are the host pids of the command runners started in it
+	// (under Executor.mu): their sessions hold the runners' supervisors.
+	runnerPids []int
 }
 
 // specFor renders pr as a container spec.
@@ -274,6 +280,14 @@ func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []sp
 	return ms
 }
 
+// sweepGap says why what leaves a command's tree is not killed.
+func sweepGap(sweeps bool) string {
+	if sweeps {
+		return "the engine has no seccomp support: a command could trace the container's init or the command runner and run code there, out of reach of the sweep"
+	}
+	return "the engine is not on this host's kernel: its container's processes are not in this host's /proc, so the executor cannot find or kill what left a command's tree (it kills the exec's own tree, by parent, process group and session links, from inside)"
+}
+
 // assess turns the fidelity report into gaps, with what the executor
 // itself contributes.
 func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
@@ -283,9 +297,14 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 		Detail: "the container's own PID namespace: no host process can be signalled"})
 	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: string(executor.ControlProcInfo),
 		Detail: "the container's own /proc: host processes are not listed (the session's other commands are)"})
-	add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
-		Detail: "a process that left the command's tree before it was killed (a double fork whose parent already exited) keeps running in the session's container until the container is removed (Close, or a change of mounts)",
-		Reason: "commands share one container; the exec API cannot kill an exec, so the executor kills the exec's tree (parent, process group and session links) from inside"})
+	if x.sweeps && x.seccomp != "" {
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: string(executor.ControlProcessTree),
+			Detail: "before and after every command (before the guard's last scan) the executor kills, from the host, every process in the session's container that left a command's tree (a child of the container's init outside init's and the command runner's sessions) with its descendants, stopped in rounds and pinned by pidfds; the container's processes cannot trace one another or write their memory (ptrace refused by seccomp, /proc read-only)"})
+	} else {
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
+			Detail: "a process that left the command's tree before it was killed (a double fork whose parent already exited) keeps running in the session's container until the container is removed (Close, or a change of mounts)",
+			Reason: sweepGap(x.sweeps)})
+	}
 	if sp.network == "none" {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
 			Detail: "network mode none: a network namespace with only its own loopback (no TCP, UDP or abstract Unix sockets of the host)"})
@@ -349,7 +368,12 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 		CapDrop:        []string{"ALL"},
 		SecurityOpt:    x.securityOpt(),
 		IpcMode:        container.IPCModePrivate,
-		LogConfig:      container.LogConfig{Type: "none"},
+		// /proc read-only as a whole (the engine's default makes only
+		// a few of its trees so): /proc/PID/mem is the one way into
+		// another process's memory that seccomp cannot refuse (see
+		// tracing), and writing it needs a writable mount.
+		ReadonlyPaths: []string{"/proc"},
+		LogConfig:     container.LogConfig{Type: "none"},
 		Resources: container.Resources{
 			Memory:     x.cfg.memory(),
 			MemorySwap: x.cfg.memory(),

@@ -153,10 +153,11 @@
 //   - fs-read: mounts are resolved when the container starts; a directory
 //     replaced by a symbolic link between derivation and start is
 //     followed.
-//   - process-tree: commands share the session's container. A process
-//     that left its command's tree before the kill (a double fork whose
-//     parent has exited) runs on until the container is removed (Close,
-//     or new mounts).
+//   - process-tree, with an engine that does not run on this host's
+//     kernel only (see "Process tree" below): a process that left its
+//     command's tree before the kill (a double fork whose parent has
+//     exited) runs on until the container is removed (Close, or new
+//     mounts).
 //   - Bare-name or glob denies outside the searched trees (trusted mode
 //     reading "/" with denied_paths [.env*]) cannot be masked: strict
 //     mode refuses with *executor.UnenforceableError; best effort runs
@@ -165,6 +166,43 @@
 // Commands of one session share a container, a user and a PID namespace:
 // they can signal one another, and can see (and disturb) each other's
 // FIFOs and scripts in the read-only control directory.
+//
+// # Process tree
+//
+// When Run returns no process of the command is left. A process that
+// leaves its command's tree (setsid and a double fork whose parent exits
+// first) is reparented by the kernel to the container's init, the idle
+// shell of the container's main process. With the engine on this host's
+// kernel (a local socket, and the container's init found in this host's
+// /proc with the container's id in its cgroup) the executor sweeps the
+// container from the host before and after every command, the second
+// time before the protected-path guard's last scan: every child of the
+// container's init that is in neither init's session (its idle sleep)
+// nor a live command runner's (the supervisors the runner forks for
+// each command) is killed with all its descendants
+// (procgroup.KillTrees: stopped in rounds, pinned by pidfds, killed,
+// waited for). No command's process can be in either session: a session
+// id is inherited or is the pid of the process that called setsid, and
+// each command starts in a session of its own; commands run as execs of
+// their own are children of the engine's shim, not of init. Processes
+// of running commands and background processes (Start) are in their own
+// trees and are kept; one that left such a tree is killed by the next
+// sweep, whichever command's. If the sweep cannot kill what it found
+// (another user's processes: it needs root or the container's user) the
+// container is killed (and replaced for the next command).
+//
+// The sweep would be moot if a command could make init or the runner run
+// code for it, so the container's processes cannot reach into one
+// another: the seccomp profile refuses ptrace, process_vm_readv,
+// process_vm_writev and pidfd_getfd whatever the containers/common
+// default allows, and /proc is mounted read-only (HostConfig
+// ReadonlyPaths), which closes /proc/PID/mem for writing. Debuggers and
+// strace do not work in the container (stricter). With a remote engine
+// the sweep cannot see the container's processes: Describe declares the
+// process-tree gap (inherent), and the first container that turns out to
+// run on another kernel (an engine in a virtual machine behind a local
+// socket) switches the sweep off with a warning and a note in that
+// command's Result.Violations.
 //
 // # Requirements
 //

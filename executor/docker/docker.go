@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,8 +57,13 @@ type Executor struct {
 	live     map[*box]bool
 	seq      int
 	fast     bool // boxes get a command runner (local engine, the caller's user)
-	closed   bool
-	wg       sync.WaitGroup // container removals in flight
+	// sweeps is set when processes that leave a command's tree are
+	// killed (a local engine on Linux); noSweep once a container showed
+	// that the engine runs on another kernel after all.
+	sweeps  bool
+	noSweep atomic.Bool
+	closed  bool
+	wg      sync.WaitGroup // container removals in flight
 
 	pathOnce  sync.Once
 	pathProbe bool // the image's /bin/sh exports a PATH of its own
@@ -117,6 +124,7 @@ func New(cfg Config) (*Executor, error) {
 		x.user = defaultUser(os.Getuid(), os.Getgid())
 	}
 	x.fast = runnerSupported && !eng.remote() && !cfg.ExecPerCommand && x.user == defaultUser(os.Getuid(), os.Getgid())
+	x.sweeps = sweepSupported && !eng.remote()
 	if x.imageEnv, err = ensureImage(ctx, cli, x.image, x.host); err != nil {
 		cli.Close()
 		return nil, err
@@ -314,6 +322,8 @@ type run struct {
 	// namespace (network allow-list only); netEvents its decisions.
 	net       *netallow.Command
 	netEvents []netproxy.Event
+	// sweepNote is what the sweep before the command reported.
+	sweepNote string
 }
 
 // request returns req as the container runs it: under the allow-list
@@ -373,6 +383,19 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	x.probePath(ctx, b)
 	r := &run{x: x, box: b, dir: dir}
+	// Nothing that left an earlier command's tree (a background
+	// process's, or one that outlived its kill) may run alongside this
+	// command or change what its guard takes as the baseline.
+	if note := x.sweep(ctx, b); note != "" {
+		x.mu.Lock()
+		broken := b.broken
+		x.mu.Unlock()
+		if broken {
+			x.release(b)
+			return nil, &SetupError{Stage: "sweep", Container: b.id, Message: note, lost: true}
+		}
+		r.sweepNote = note
+	}
 	if sp.allowList {
 		ns, err := x.boxNetNS(ctx, b)
 		if err == nil {
@@ -400,7 +423,15 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 func (r *run) end(ctx context.Context) {
 	r.once.Do(func() {
 		r.netEvents = r.net.End()
+		// The guard's last scan comes after every process that left the
+		// command's tree is gone: none can write after it.
+		swept := r.x.sweep(ctx, r.box)
 		r.notes = r.guard.End(ctx)
+		for _, n := range []string{r.sweepNote, swept} {
+			if n != "" && !slices.Contains(r.notes, n) {
+				r.notes = append(r.notes, n)
+			}
+		}
 	})
 }
 

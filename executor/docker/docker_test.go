@@ -673,10 +673,11 @@ func TestDescribe(t *testing.T) {
 		assert.True(t, caps.Sandboxed)
 		assert.False(t, caps.BestEffort)
 		for _, c := range []executor.Control{executor.ControlFSWrite, executor.ControlFSMetadata, executor.ControlProtect,
-			executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcInfo} {
+			executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcInfo,
+			executor.ControlProcessTree} {
 			assert.Contains(t, caps.Enforced, c)
 		}
-		for _, c := range []executor.Control{executor.ControlFSNewFiles, executor.ControlNetUnix, executor.ControlProcessTree} {
+		for _, c := range []executor.Control{executor.ControlFSNewFiles, executor.ControlNetUnix} {
 			g, ok := caps.Gap(c)
 			if assert.True(t, ok, "gap %s declared", c) {
 				assert.NotEmpty(t, g.Reason)
@@ -694,9 +695,8 @@ func TestDescribe(t *testing.T) {
 
 // TestOutputHeldOpen checks that a process which left the command's
 // session and keeps its output open does not hold Run up: Run returns
-// after the wait delay with the command's own output and status, while
-// (seen from the host's /proc) that process still runs — the declared
-// process-tree gap, until the container goes.
+// after the wait delay with the command's own output and status, and
+// (seen from the host's /proc) that process is gone: the sweep killed it.
 func TestOutputHeldOpen(t *testing.T) {
 	for _, perExec := range []bool{false, true} {
 		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
@@ -713,10 +713,80 @@ func TestOutputHeldOpen(t *testing.T) {
 			res := run(t, x, req)
 			assert.Equal(t, "hi\n", string(res.Stdout))
 			assert.Equal(t, 4, res.ExitCode)
-			pids := tagged(tag)
-			assert.NotEmpty(t, pids, "the escaped process still ran when Run returned")
-			require.NoError(t, x.Close())
-			assert.Eventually(t, func() bool { return len(tagged(tag)) == 0 }, 10*time.Second, 50*time.Millisecond, "Close removes it with the container")
+			assert.Empty(t, tagged(tag), "the escaped process is gone when Run returns")
+			require.FileExists(t, filepath.Join(w.root, "held.ready"), "control: the escapee ran")
+		})
+	}
+}
+
+// TestSurvivorKilled: a process that leaves the command's tree (setsid,
+// its parent exits first) and would write a file a second after the
+// command ended is gone when Run returns (no process carrying the
+// command's tag in the host's /proc) and never writes; the twin, whose
+// command waits for it, shows the fixture writes. Runner and exec paths.
+func TestSurvivorKilled(t *testing.T) {
+	for _, perExec := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
+			cfg := imageConfig(t)
+			cfg.ExecPerCommand = perExec
+			x := newExecutor(t, cfg)
+			w := newWS(t)
+			do := func(name, wait string) []string {
+				tag := fmt.Sprintf("cordon-survivor-%d-%s", time.Now().UnixNano(), name)
+				// Its output goes elsewhere: a process holding the
+				// command's output open keeps the command running
+				// until the wait delay (TestOutputHeldOpen).
+				req := w.req(`(setsid sh -c 'sleep 1; echo late > `+name+`' >/dev/null 2>&1 &); sleep `+wait, nil)
+				req.Env = append(req.Env, "SURVIVOR_TAG="+tag)
+				run(t, x, req)
+				return tagged(tag)
+			}
+			assert.Empty(t, do("act.txt", "0.2"), "no process of the command is left when Run returns")
+			assert.Empty(t, do("twin.txt", "2.5"))
+			time.Sleep(1500 * time.Millisecond) // past the moment the survivor would have written
+			assert.NoFileExists(t, filepath.Join(w.root, "act.txt"), "the survivor never wrote")
+			assert.FileExists(t, filepath.Join(w.root, "twin.txt"), "control: the same process writes while its command still runs")
+		})
+	}
+}
+
+// TestSweepKeepsRunningCommands: the sweeps that run before and after
+// every command kill only what left a command's tree: a background
+// process (Start) keeps running through several commands, with its own
+// children, and its output keeps coming; a process that left its tree is
+// killed by the next command's sweep.
+func TestSweepKeepsRunningCommands(t *testing.T) {
+	for _, perExec := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
+			cfg := imageConfig(t)
+			cfg.ExecPerCommand = perExec
+			x := newExecutor(t, cfg)
+			w := newWS(t)
+			tag := fmt.Sprintf("cordon-left-%d", time.Now().UnixNano())
+			req := w.req(`(setsid sh -c 'exec sleep 60' >/dev/null 2>&1 &); sh -c 'while :; do echo tick; sleep 0.05; done' & wait`, nil)
+			req.Env = append(req.Env, "LEFT_TAG="+tag)
+			p, err := x.Start(context.Background(), req)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = p.Kill() })
+			require.Eventually(t, func() bool { return len(tagged(tag)) >= 3 }, 10*time.Second, 20*time.Millisecond, "the background process and its children run")
+			for i := range 3 {
+				res := run(t, x, w.req(fmt.Sprintf("echo %d", i), nil))
+				assert.Equal(t, fmt.Sprintf("%d\n", i), string(res.Stdout))
+			}
+			select {
+			case <-p.Done():
+				t.Fatalf("the background process ended: %+v", p.Wait())
+			default:
+			}
+			_, _ = p.ReadOutput()
+			assert.Eventually(t, func() bool {
+				out, _ := p.ReadOutput()
+				return strings.Contains(string(out), "tick")
+			}, 10*time.Second, 20*time.Millisecond, "its output keeps coming")
+			for _, pid := range tagged(tag) {
+				b, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+				assert.NotContains(t, string(b), "sleep\x0060", "the process that left its tree (setsid sleep 60) is gone")
+			}
 		})
 	}
 }

@@ -162,10 +162,24 @@ func (x *Executor) startRunner(ctx context.Context, b *box) *runner {
 	}()
 	select {
 	case s := <-line:
-		if s == "ready" {
+		if s != "ready" {
+			x.log.Debug("docker: no command runner", "said", s)
+			break
+		}
+		if !x.sweeps {
 			return r
 		}
-		x.log.Debug("docker: no command runner", "said", s)
+		// The sweep keeps the runner's session (its supervisors) alive:
+		// without its pid every supervisor would be taken for a
+		// process that left a command's tree.
+		pid, err := x.runnerPid(ctx, id.ID)
+		if err == nil {
+			x.mu.Lock()
+			b.runnerPids = append(b.runnerPids, pid)
+			x.mu.Unlock()
+			return r
+		}
+		x.log.Debug("docker: no command runner: its pid is unknown", "err", err)
 	case <-r.dead:
 		x.log.Debug("docker: no command runner: it ended", "output", msg.String())
 	case <-time.After(5 * time.Second):

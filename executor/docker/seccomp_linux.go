@@ -25,7 +25,7 @@ func seccompProfile(nestedUserns bool) (string, string, error) {
 	if err != nil {
 		return "", "", fmt.Errorf("docker executor: encoding the seccomp profile: %w", err)
 	}
-	desc := "containers/common v0.64.2 default profile (pkg/seccomp), sent as SecurityOpt seccomp=<json>"
+	desc := "containers/common v0.64.2 default profile (pkg/seccomp), sent as SecurityOpt seccomp=<json>, with ptrace, process_vm_readv, process_vm_writev and pidfd_getfd refused (EPERM)"
 	if !nestedUserns {
 		desc += "; namespace creation refused: unshare fails with EPERM, clone with CLONE_NEW* flags and clone3 with ENOSYS (libc falls back from clone3 to clone)"
 	}
@@ -75,6 +75,16 @@ type engineArg struct {
 // profile uses).
 const cloneNamespaceFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | unix.CLONE_NEWIPC |
 	unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNET
+
+// tracing are the system calls that reach into another process of the
+// same user: tracing it, reading or writing its memory, taking its
+// descriptors. The profile refuses them (EPERM) whatever the
+// containers/common default says: the session's commands share one
+// container with its init and the command runner, and a command that
+// could trace one of those could run code outside its own tree, in a
+// process that outlives it (see sweep). /proc/PID/mem, the other way to
+// write another process's memory, is read-only (Config's ReadonlyPaths).
+var tracing = []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd"}
 
 // convertSeccomp converts a containers/common profile to the engine's
 // format. noNamespaces replaces the unconditional allow rules of unshare,
@@ -127,6 +137,9 @@ func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, erro
 		if noNamespaces && unconditional {
 			names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(namespaced, n) })
 		}
+		if s.Action == seccomp.ActAllow {
+			names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(tracing, n) })
+		}
 		if len(names) == 0 {
 			continue
 		}
@@ -141,8 +154,10 @@ func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, erro
 		}
 		out.Syscalls = append(out.Syscalls, es)
 	}
+	eperm := uint(unix.EPERM)
+	out.Syscalls = append(out.Syscalls, engineSyscall{Names: tracing, Action: string(seccomp.ActErrno), Args: []engineArg{}, ErrnoRet: &eperm})
 	if noNamespaces {
-		eperm, enosys := uint(unix.EPERM), uint(unix.ENOSYS)
+		enosys := uint(unix.ENOSYS)
 		s390 := []string{"s390", "s390x"}
 		out.Syscalls = append(out.Syscalls,
 			// clone(flags, ...): allowed without namespace flags. The

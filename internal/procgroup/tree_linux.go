@@ -2,6 +2,7 @@ package procgroup
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"time"
 
@@ -53,12 +54,11 @@ func pin(st procStat) (victim, bool) {
 	return victim{pid: st.PID, pidfd: fd}, true
 }
 
-func (v victim) signal(sig unix.Signal) {
+func (v victim) signal(sig unix.Signal) error {
 	if v.pidfd >= 0 {
-		_ = unix.PidfdSendSignal(v.pidfd, sig, nil, 0)
-		return
+		return unix.PidfdSendSignal(v.pidfd, sig, nil, 0)
 	}
-	_ = unix.Kill(v.pid, sig)
+	return unix.Kill(v.pid, sig)
 }
 
 // maxRounds bounds the freeze loop against a tree that forks faster than
@@ -70,6 +70,30 @@ const maxRounds = 100
 // descendants with SIGSTOP until a walk of /proc finds nothing new, then
 // SIGKILLs the group and every process found.
 func killTree(leader int) {
+	_, _ = kill(func(p procstat.Stat) bool { return p.PID == leader || p.SID == leader || p.PGID == leader },
+		func() { killGroup(leader) })
+}
+
+// KillTrees kills every process for which root returns true, and all
+// their descendants, race-free: it walks /proc in rounds, pinning each
+// process it finds with a pidfd (so a recycled pid is never signalled)
+// and stopping it with SIGSTOP, so that nothing found can fork any more,
+// until a round finds nothing new (root is asked again on every round:
+// a process reparented meanwhile is seen); then it SIGKILLs them all and
+// waits (at most two seconds) until they have exited. It returns how
+// many processes it killed and an error when one could not be signalled
+// (EPERM: another user's process), when the rounds did not converge (a
+// tree that forks faster than it can be stopped) or when one was still
+// alive after the wait.
+//
+// Zombies with no thread left are not counted (they cannot run), and
+// neither is a process root returns false for, unless it descends from
+// one it returned true for.
+func KillTrees(root func(procstat.Stat) bool) (int, error) {
+	return kill(root, nil)
+}
+
+func kill(root func(procstat.Stat) bool, beforeKill func()) (int, error) {
 	found := map[int]victim{}
 	defer func() {
 		for _, v := range found {
@@ -78,13 +102,15 @@ func killTree(leader int) {
 			}
 		}
 	}()
+	var errs []error
+	converged := false
 	for range maxRounds {
 		procs := procstat.All()
 		children := map[int][]procStat{}
 		var queue []procStat
 		for _, p := range procs {
 			children[p.PPID] = append(children[p.PPID], p)
-			if p.PID == leader || p.SID == leader || p.PGID == leader {
+			if root(p) {
 				queue = append(queue, p)
 			} else if _, ok := found[p.PID]; ok {
 				queue = append(queue, p)
@@ -99,9 +125,11 @@ func killTree(leader int) {
 				continue
 			}
 			seen[p.PID] = true
-			if _, ok := found[p.PID]; !ok {
+			if _, ok := found[p.PID]; !ok && !(p.State == 'Z' && p.Threads <= 1) {
 				if v, ok := pin(p); ok {
-					v.signal(unix.SIGSTOP)
+					if err := v.signal(unix.SIGSTOP); err != nil && !errors.Is(err, unix.ESRCH) {
+						errs = append(errs, fmt.Errorf("stopping process %d: %w", p.PID, err))
+					}
 					found[p.PID] = v
 					fresh++
 				}
@@ -109,14 +137,25 @@ func killTree(leader int) {
 			queue = append(queue, children[p.PID]...)
 		}
 		if fresh == 0 {
+			converged = true
 			break
 		}
 	}
-	killGroup(leader)
-	for _, v := range found {
-		v.signal(unix.SIGKILL)
+	if !converged {
+		errs = append(errs, fmt.Errorf("new processes kept appearing after %d rounds", maxRounds))
 	}
-	awaitExit(found, killWait)
+	if beforeKill != nil {
+		beforeKill()
+	}
+	for _, v := range found {
+		if err := v.signal(unix.SIGKILL); err != nil && !errors.Is(err, unix.ESRCH) {
+			errs = append(errs, fmt.Errorf("killing process %d: %w", v.pid, err))
+		}
+	}
+	if left := awaitExit(found, killWait); left > 0 {
+		errs = append(errs, fmt.Errorf("%d processes were still alive %v after SIGKILL", left, killWait))
+	}
+	return len(found), errors.Join(errs...)
 }
 
 // killWait bounds how long killTree waits for the killed processes to
@@ -127,7 +166,8 @@ const killWait = 2 * time.Second
 // exited (a pidfd polls readable once its process has exited, whoever
 // reaps it). SIGKILL is delivered at once, but a process in the middle of
 // a system call or exiting a large address space takes a moment to die.
-func awaitExit(found map[int]victim, d time.Duration) {
+// It returns how many were still alive when it gave up.
+func awaitExit(found map[int]victim, d time.Duration) int {
 	var fds []unix.PollFd
 	for _, v := range found {
 		if v.pidfd >= 0 {
@@ -138,11 +178,11 @@ func awaitExit(found map[int]victim, d time.Duration) {
 	for len(fds) > 0 {
 		left := time.Until(deadline)
 		if left <= 0 {
-			return
+			return len(fds)
 		}
 		n, err := unix.Poll(fds, int(left.Milliseconds())+1)
 		if err != nil && err != unix.EINTR {
-			return
+			return len(fds)
 		}
 		if n <= 0 {
 			continue
@@ -156,4 +196,5 @@ func awaitExit(found map[int]victim, d time.Duration) {
 		}
 		fds = live
 	}
+	return 0
 }

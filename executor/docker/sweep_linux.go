@@ -1,0 +1,186 @@
+//go:build linux
+
+package docker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cordon-sandbox/cordon/internal/procgroup"
+	"github.com/cordon-sandbox/cordon/internal/procstat"
+)
+
+// sweepSupported is true: with the engine on this host's kernel the
+// container's processes are in this host's /proc.
+const sweepSupported = true
+
+// initProc is the host's view of a container's init: its pid and start
+// time (together they name it; a pid alone is recycled).
+type initProc struct {
+	pid   int
+	start uint64
+}
+
+// initOf returns b's container init as the host sees it, found once by
+// inspecting the container and checked to be that container's process by
+// its cgroup (an engine in a virtual machine reports a pid of another
+// kernel; /proc here would name an unrelated process), and again on every
+// call by its start time.
+func (x *Executor) initOf(ctx context.Context, b *box) (initProc, error) {
+	b.nsMu.Lock()
+	defer b.nsMu.Unlock()
+	if b.init.pid == 0 {
+		info, err := x.cli.ContainerInspect(ctx, b.id)
+		if err != nil {
+			return initProc{}, fmt.Errorf("inspecting the container: %w", err)
+		}
+		if info.State == nil || info.State.Pid <= 0 {
+			return initProc{}, errors.New("the container has no running process")
+		}
+		pid := info.State.Pid
+		cg, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		if err != nil || !bytes.Contains(cg, []byte(b.id)) {
+			return initProc{}, &foreignKernelError{pid: pid}
+		}
+		st, ok := procstat.Read(pid)
+		if !ok {
+			return initProc{}, fmt.Errorf("the container's init (pid %d) has exited", pid)
+		}
+		b.init = initProc{pid: pid, start: st.Start}
+	}
+	st, ok := procstat.Read(b.init.pid)
+	if !ok || st.Start != b.init.start {
+		return initProc{}, fmt.Errorf("the container's init (pid %d) has exited", b.init.pid)
+	}
+	return b.init, nil
+}
+
+// foreignKernelError reports a container whose init is not in this
+// host's /proc.
+type foreignKernelError struct{ pid int }
+
+func (e *foreignKernelError) Error() string {
+	return fmt.Sprintf("the container's init (pid %d as the engine reports it) is not in this host's /proc: the engine does not run on this kernel", e.pid)
+}
+
+// sweep kills every process in b's container that left a command's tree
+// (see the package documentation, "process tree"); it returns a note for
+// Result.Violations when it could not, after killing the container.
+//
+// Such a process is a child of the container's init whose session is
+// neither init's own (init's idle sleep) nor that of a live command
+// runner (the supervisors the runner forks for each command): the kernel
+// reparents a process whose parent exits to the PID namespace's init,
+// and a command's processes can be in neither session (a session id is
+// inherited, or is the pid of the process that called setsid, and each
+// command starts in a session of its own). Commands run as execs of
+// their own are children of the engine's shim, not of init. What is
+// found is killed with procgroup.KillTrees (stopped in rounds, pinned by
+// pidfds, then killed), descendants included.
+func (x *Executor) sweep(ctx context.Context, b *box) string {
+	if !x.sweeps || x.noSweep.Load() {
+		return ""
+	}
+	in, err := x.initOf(ctx, b)
+	var foreign *foreignKernelError
+	switch {
+	case errors.As(err, &foreign):
+		// Not a command's doing: the engine runs elsewhere (a virtual
+		// machine behind a local socket). Declared from now on.
+		if x.noSweep.CompareAndSwap(false, true) {
+			x.log.Warn("docker: processes that leave a command's tree cannot be killed", "err", err)
+		}
+		return "processes that leave a command's tree cannot be killed: " + err.Error()
+	case err != nil:
+		return "" // the container is gone: so is every process in it
+	}
+	keep := x.keptSessions(b, in)
+	stray := func(p procstat.Stat) bool {
+		return p.PPID == in.pid && !keep[p.SID] && !(p.State == 'Z' && p.Threads <= 1)
+	}
+	if !slices.ContainsFunc(childrenOf(in.pid), stray) {
+		return ""
+	}
+	n, err := procgroup.KillTrees(stray)
+	x.log.Debug("docker: killed processes that left a command's tree", "container", shortID(b.id), "count", n, "err", err)
+	if err != nil {
+		return x.breakBox(b, "killing processes that left a command's tree failed: "+err.Error())
+	}
+	return ""
+}
+
+// keptSessions returns the sessions of the executor's own children of
+// the container's init: init's, and each live runner's (a runner is an
+// exec: a session leader whose parent is the engine's shim, init's
+// parent).
+func (x *Executor) keptSessions(b *box, in initProc) map[int]bool {
+	keep := map[int]bool{in.pid: true}
+	ist, _ := procstat.Read(in.pid)
+	x.mu.Lock()
+	runners := slices.Clone(b.runnerPids)
+	x.mu.Unlock()
+	for _, r := range runners {
+		if st, ok := procstat.Read(r); ok && st.SID == r && st.PPID == ist.PPID && st.PPID > 1 {
+			keep[r] = true
+		}
+	}
+	return keep
+}
+
+// childrenOf returns the processes whose parent is pid: from its
+// threads' children files where the kernel has them
+// (CONFIG_PROC_CHILDREN), else from a walk of /proc.
+func childrenOf(pid int) []procstat.Stat {
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	var pids []int
+	ok := err == nil
+	for _, t := range tasks {
+		b, err := os.ReadFile(dir + "/" + t.Name() + "/children")
+		if err != nil {
+			if t.Name() == strconv.Itoa(pid) {
+				ok = false
+				break
+			}
+			continue
+		}
+		for f := range strings.FieldsSeq(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				pids = append(pids, n)
+			}
+		}
+	}
+	var out []procstat.Stat
+	if !ok {
+		for _, st := range procstat.All() {
+			if st.PPID == pid {
+				out = append(out, st)
+			}
+		}
+		return out
+	}
+	for _, c := range pids {
+		if st, ok := procstat.Read(c); ok && st.PPID == pid {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// runnerPid returns the host pid of a runner's exec.
+func (x *Executor) runnerPid(ctx context.Context, execID string) (int, error) {
+	info, err := x.cli.ContainerExecInspect(ctx, execID)
+	if err != nil {
+		return 0, err
+	}
+	if info.Pid <= 0 {
+		return 0, errors.New("the engine reports no process for the runner")
+	}
+	return info.Pid, nil
+}

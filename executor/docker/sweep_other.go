@@ -1,0 +1,16 @@
+//go:build !linux
+
+package docker
+
+import "context"
+
+// sweepSupported is false here: the container's processes are not in
+// this host's /proc.
+const sweepSupported = false
+
+// initProc is the host's view of a container's init (Linux only).
+type initProc struct{}
+
+func (x *Executor) sweep(context.Context, *box) string { return "" }
+
+func (x *Executor) runnerPid(context.Context, string) (int, error) { return 0, nil }
