@@ -44,6 +44,8 @@ func protectCases() []*caseDef {
 			"the probe makes evil/ a git directory by content with a fsmonitor in its config, .git/worktrees/wt with HEAD, gitdir and a commondir pointing at evil/, and wt/.git (gitdir: .git/worktrees/wt); afterwards the host's git status in wt must not run it. Twin: protect none", caseGitWorktrees),
 		iso("git-nested-repo", "a repository nested in a new git directory's parts (its .git, info/, refs/) cannot plant a fsmonitor", executor.ControlProtect, Denied,
 			"the fixture registers gitlinks in the root's index (host git update-index); the probe makes new git directories by content at those paths' parents and plants a repository with a fsmonitor at sub/.git, lib/info/x/.git and bare/refs/x/.git; afterwards the host's git status in the root (which recurses into the gitlinks) must not run it. Twin: protect none", caseGitNested),
+		iso("git-separate-git-dir", "a repository made by git init --separate-git-dir and registered as a gitlink cannot plant a fsmonitor", executor.ControlProtect, Denied,
+			"inside the sandbox, real git: git init --separate-git-dir=data/x sub, a commit in sub, git config core.fsmonitor in it, and git update-index --cacheinfo 160000 registering sub in the root's index (no .gitmodules); afterwards the host's git status in the root (which recurses into the gitlink) must not run it. Twin: protect none. Unsupported without git (on the host or inside the sandbox)", caseGitSeparateDir),
 		iso("tool-settings", "settings of agent and developer tools that run commands are protected", executor.ControlProtect, Denied,
 			"the probe writes .claude/settings.json, .cursor/mcp.json, .gemini/settings.json, .devcontainer/devcontainer.json, .pre-commit-config.yaml, .husky/pre-commit, .npmrc and .yarnrc.yml (at the root and one level down); afterwards none of them exists with the token on the host. Twin: protect none", caseToolSettings),
 		iso("project-policy", "the project policy layer (.cordon/policy.yaml) cannot be changed by a command", executor.ControlProtect, Denied,
@@ -414,6 +416,36 @@ func caseGitDirFile(c *caseRun) {
 		return hostGitRuns(sub, canary)(c)
 	}
 	c.isolate(obs, c.act(act, nil), c.twinPolicy("protect none", twin, c.noProtect()))
+}
+
+func caseGitSeparateDir(c *caseRun) {
+	if _, err := exec.LookPath("git"); err != nil {
+		c.unsupportedf("git is not installed on the host")
+	}
+	c.gitRepo(c.fx.root)
+	if res := c.run(c.x, "is git available inside the sandbox", c.req("command -v git", nil), roleAct); res.ExitCode != 0 {
+		c.unsupportedf("git is not available inside the sandbox")
+	}
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	seq := 0
+	cmdFor := func() string {
+		seq++
+		// The fsmonitor is set after the commit, so the command's own
+		// git never runs it (it could not write outside the root
+		// anyway).
+		return strings.NewReplacer("SUB", fmt.Sprintf("sub%d", seq), "DATA", fmt.Sprintf("data/x%d", seq), "CANARY", canary).Replace(`set -e
+g() { git -c user.name=cordon -c user.email=cordon@example.invalid -c init.defaultBranch=main "$@"; }
+mkdir -p data
+g init -q --separate-git-dir=DATA SUB
+printf 'x\n' > SUB/x.txt
+g -C SUB add x.txt
+g -C SUB commit -q -m x
+g -C SUB config core.fsmonitor 'touch CANARY; false'
+g update-index --add --cacheinfo "160000,$(g -C SUB rev-parse HEAD),SUB"
+`) + c.probeCmd("list", filepath.Join(c.fx.root, fmt.Sprintf("data/x%d", seq)))
+	}
+	root := func() string { return c.fx.root }
+	c.isolate(hostGitRuns(root, canary), c.act(cmdFor(), nil), c.twinPolicy("protect none", cmdFor(), c.noProtect()))
 }
 
 func caseGitModules(c *caseRun) {
