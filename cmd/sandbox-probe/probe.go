@@ -208,6 +208,11 @@ func (a *app) runProbe(ctx context.Context, o *probeOptions, det *DetectReport) 
 		}
 	}
 	bo := a.backendOptions(o.bestEffort)
+	// The suite's canaries listen on this host's loopback, which a
+	// network-full twin must reach: on kubernetes that is the node's
+	// network, as in the backend's own conformance test (network none
+	// is what the cases check, and it is the same either way).
+	bo.KubeHostNetwork = true
 	if len(list) == 0 {
 		avs := []*availability(nil)
 		if det != nil {

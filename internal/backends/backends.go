@@ -35,6 +35,10 @@ type Options struct {
 	// select the cluster ("": the default loading rules, the
 	// kubeconfig's namespace).
 	KubeImage, Kubeconfig, KubeNamespace string
+	// KubeHostNetwork gives the kubernetes backend's session pod the
+	// node's network when the policy's network is full
+	// (kubernetes.Config.HostNetworkWhenFull); the pod network otherwise.
+	KubeHostNetwork bool
 	// Logger receives the backends' records; nil is slog.Default.
 	Logger *slog.Logger
 }

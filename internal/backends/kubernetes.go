@@ -17,6 +17,6 @@ var kubernetesBackend = Backend{
 				Fix: "pass --kube-image (an image with cmd/cordon-pod at " + kubernetes.DefaultHelper + ") and point KUBECONFIG at the cluster", Err: errors.ErrUnsupported}
 		}
 		return kubernetes.New(kubernetes.Config{Image: o.KubeImage, Kubeconfig: o.Kubeconfig, Namespace: o.KubeNamespace,
-			BestEffort: o.BestEffort, Logger: o.Logger})
+			HostNetworkWhenFull: o.KubeHostNetwork, BestEffort: o.BestEffort, Logger: o.Logger})
 	},
 }
