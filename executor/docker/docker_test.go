@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -693,30 +694,47 @@ func TestDescribe(t *testing.T) {
 	})
 }
 
+// execPaths runs f on the command runner's path and with one exec per
+// command.
+func execPaths(t *testing.T, f func(t *testing.T, cfg docker.Config)) {
+	for _, perExec := range []bool{false, true} {
+		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
+			cfg := imageConfig(t)
+			cfg.ExecPerCommand = perExec
+			f(t, cfg)
+		})
+	}
+}
+
+var tags atomic.Int64
+
+// taggedReq is w.req(cmd) with a fresh tag in its environment, by which
+// tagged finds the command's processes in the host's /proc.
+func (w *ws) taggedReq(cmd string) (*executor.Request, string) {
+	tag := fmt.Sprintf("cordon-tag-%d-%d", os.Getpid(), tags.Add(1))
+	req := w.req(cmd, nil)
+	req.Env = append(req.Env, "CORDON_TEST_TAG="+tag)
+	return req, tag
+}
+
 // TestOutputHeldOpen checks that a process which left the command's
 // session and keeps its output open does not hold Run up: Run returns
 // after the wait delay with the command's own output and status, and
 // (seen from the host's /proc) that process is gone: the sweep killed it.
 func TestOutputHeldOpen(t *testing.T) {
-	for _, perExec := range []bool{false, true} {
-		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
-			cfg := imageConfig(t)
-			cfg.ExecPerCommand = perExec
-			cfg.WaitDelay = 200 * time.Millisecond
-			x := newExecutor(t, cfg)
-			w := newWS(t)
-			tag := fmt.Sprintf("cordon-held-%d-%v", time.Now().UnixNano(), perExec)
-			// The escapee reports once it has its own session, so the
-			// shell cannot exit (and its group be killed) before.
-			req := w.req(`setsid sh -c ': > held.ready; exec sleep 60' & while [ ! -e held.ready ]; do sleep 0.01; done; echo hi; exit 4`, nil)
-			req.Env = append(req.Env, "HELD_TAG="+tag)
-			res := run(t, x, req)
-			assert.Equal(t, "hi\n", string(res.Stdout))
-			assert.Equal(t, 4, res.ExitCode)
-			assert.Empty(t, tagged(tag), "the escaped process is gone when Run returns")
-			require.FileExists(t, filepath.Join(w.root, "held.ready"), "control: the escapee ran")
-		})
-	}
+	execPaths(t, func(t *testing.T, cfg docker.Config) {
+		cfg.WaitDelay = 200 * time.Millisecond
+		x := newExecutor(t, cfg)
+		w := newWS(t)
+		// The escapee reports once it has its own session, so the shell
+		// cannot exit (and its group be killed) before.
+		req, tag := w.taggedReq(`setsid sh -c ': > held.ready; exec sleep 60' & while [ ! -e held.ready ]; do sleep 0.01; done; echo hi; exit 4`)
+		res := run(t, x, req)
+		assert.Equal(t, "hi\n", string(res.Stdout))
+		assert.Equal(t, 4, res.ExitCode)
+		assert.Empty(t, tagged(tag), "the escaped process is gone when Run returns")
+		require.FileExists(t, filepath.Join(w.root, "held.ready"), "control: the escapee ran")
+	})
 }
 
 // TestSurvivorKilled: a process that leaves the command's tree (setsid,
@@ -725,29 +743,23 @@ func TestOutputHeldOpen(t *testing.T) {
 // command's tag in the host's /proc) and never writes; the twin, whose
 // command waits for it, shows the fixture writes. Runner and exec paths.
 func TestSurvivorKilled(t *testing.T) {
-	for _, perExec := range []bool{false, true} {
-		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
-			cfg := imageConfig(t)
-			cfg.ExecPerCommand = perExec
-			x := newExecutor(t, cfg)
-			w := newWS(t)
-			do := func(name, wait string) []string {
-				tag := fmt.Sprintf("cordon-survivor-%d-%s", time.Now().UnixNano(), name)
-				// Its output goes elsewhere: a process holding the
-				// command's output open keeps the command running
-				// until the wait delay (TestOutputHeldOpen).
-				req := w.req(`(setsid sh -c 'sleep 1; echo late > `+name+`' >/dev/null 2>&1 &); sleep `+wait, nil)
-				req.Env = append(req.Env, "SURVIVOR_TAG="+tag)
-				run(t, x, req)
-				return tagged(tag)
-			}
-			assert.Empty(t, do("act.txt", "0.2"), "no process of the command is left when Run returns")
-			assert.Empty(t, do("twin.txt", "2.5"))
-			time.Sleep(1500 * time.Millisecond) // past the moment the survivor would have written
-			assert.NoFileExists(t, filepath.Join(w.root, "act.txt"), "the survivor never wrote")
-			assert.FileExists(t, filepath.Join(w.root, "twin.txt"), "control: the same process writes while its command still runs")
-		})
-	}
+	execPaths(t, func(t *testing.T, cfg docker.Config) {
+		x := newExecutor(t, cfg)
+		w := newWS(t)
+		do := func(name, wait string) []string {
+			// Its output goes elsewhere: a process holding the command's
+			// output open keeps the command running until the wait
+			// delay (TestOutputHeldOpen).
+			req, tag := w.taggedReq(`(setsid sh -c 'sleep 1; echo late > ` + name + `' >/dev/null 2>&1 &); sleep ` + wait)
+			run(t, x, req)
+			return tagged(tag)
+		}
+		assert.Empty(t, do("act.txt", "0.2"), "no process of the command is left when Run returns")
+		assert.Empty(t, do("twin.txt", "2.5"))
+		time.Sleep(1500 * time.Millisecond) // past the moment the survivor would have written
+		assert.NoFileExists(t, filepath.Join(w.root, "act.txt"), "the survivor never wrote")
+		assert.FileExists(t, filepath.Join(w.root, "twin.txt"), "control: the same process writes while its command still runs")
+	})
 }
 
 // TestSweepKeepsRunningCommands: the sweeps that run before and after
@@ -756,39 +768,33 @@ func TestSurvivorKilled(t *testing.T) {
 // children, and its output keeps coming; a process that left its tree is
 // killed by the next command's sweep.
 func TestSweepKeepsRunningCommands(t *testing.T) {
-	for _, perExec := range []bool{false, true} {
-		t.Run(fmt.Sprintf("ExecPerCommand=%v", perExec), func(t *testing.T) {
-			cfg := imageConfig(t)
-			cfg.ExecPerCommand = perExec
-			x := newExecutor(t, cfg)
-			w := newWS(t)
-			tag := fmt.Sprintf("cordon-left-%d", time.Now().UnixNano())
-			req := w.req(`(setsid sh -c 'exec sleep 60' >/dev/null 2>&1 &); sh -c 'while :; do echo tick; sleep 0.05; done' & wait`, nil)
-			req.Env = append(req.Env, "LEFT_TAG="+tag)
-			p, err := x.Start(context.Background(), req)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = p.Kill() })
-			require.Eventually(t, func() bool { return len(tagged(tag)) >= 3 }, 10*time.Second, 20*time.Millisecond, "the background process and its children run")
-			for i := range 3 {
-				res := run(t, x, w.req(fmt.Sprintf("echo %d", i), nil))
-				assert.Equal(t, fmt.Sprintf("%d\n", i), string(res.Stdout))
-			}
-			select {
-			case <-p.Done():
-				t.Fatalf("the background process ended: %+v", p.Wait())
-			default:
-			}
-			_, _ = p.ReadOutput()
-			assert.Eventually(t, func() bool {
-				out, _ := p.ReadOutput()
-				return strings.Contains(string(out), "tick")
-			}, 10*time.Second, 20*time.Millisecond, "its output keeps coming")
-			for _, pid := range tagged(tag) {
-				b, _ := os.ReadFile("/proc/" + pid + "/cmdline")
-				assert.NotContains(t, string(b), "sleep\x0060", "the process that left its tree (setsid sleep 60) is gone")
-			}
-		})
-	}
+	execPaths(t, func(t *testing.T, cfg docker.Config) {
+		x := newExecutor(t, cfg)
+		w := newWS(t)
+		req, tag := w.taggedReq(`(setsid sh -c 'exec sleep 60' >/dev/null 2>&1 &); sh -c 'while :; do echo tick; sleep 0.05; done' & wait`)
+		p, err := x.Start(context.Background(), req)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = p.Kill() })
+		require.Eventually(t, func() bool { return len(tagged(tag)) >= 3 }, 10*time.Second, 20*time.Millisecond, "the background process and its children run")
+		for i := range 3 {
+			res := run(t, x, w.req(fmt.Sprintf("echo %d", i), nil))
+			assert.Equal(t, fmt.Sprintf("%d\n", i), string(res.Stdout))
+		}
+		select {
+		case <-p.Done():
+			t.Fatalf("the background process ended: %+v", p.Wait())
+		default:
+		}
+		_, _ = p.ReadOutput()
+		assert.Eventually(t, func() bool {
+			out, _ := p.ReadOutput()
+			return strings.Contains(string(out), "tick")
+		}, 10*time.Second, 20*time.Millisecond, "its output keeps coming")
+		for _, pid := range tagged(tag) {
+			b, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			assert.NotContains(t, string(b), "sleep\x0060", "the process that left its tree (setsid sleep 60) is gone")
+		}
+	})
 }
 
 // tagged returns the host pids of processes whose environment holds tag.

@@ -669,3 +669,31 @@ func TestKeptNamespace(t *testing.T) {
 	assert.NotEqual(t, host, third)
 	assert.Contains(t, string(res.Stdout), "on-tmpfs", "which shows the new mount")
 }
+
+// TestRootUnderDev: a workspace whose root lies below /dev (a tmpfs such
+// as /dev/shm) is writable like any other: the mount namespace keeps
+// its writable grants writable wherever they are. The twin is the same
+// workspace layout under the test's temporary directory. Checked from
+// the host: the file the command wrote is there.
+func TestRootUnderDev(t *testing.T) {
+	if fi, err := os.Stat("/dev/shm"); err != nil || !fi.IsDir() {
+		t.Skip("no /dev/shm here")
+	}
+	base, err := os.MkdirTemp("/dev/shm", "cordon-landlock-test-")
+	if err != nil {
+		t.Skipf("cannot make a directory in /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	require.NoError(t, os.Chmod(base, 0o755))
+	x := newExecutor(t, landlock.Config{})
+	for name, w := range map[string]*ws{"dev": {base: base, root: filepath.Join(base, "root"), home: filepath.Join(base, "home")}, "twin": newWS(t)} {
+		require.NoError(t, os.MkdirAll(w.root, 0o755))
+		require.NoError(t, os.MkdirAll(w.home, 0o755))
+		res := run(t, x, w.req("echo ok > f.txt && mkdir d && touch d/g && chmod +x f.txt", nil))
+		assert.Equal(t, 0, res.ExitCode, "%s: stderr %s", name, res.Stderr)
+		b, err := os.ReadFile(filepath.Join(w.root, "f.txt"))
+		assert.NoError(t, err, name)
+		assert.Equal(t, "ok\n", string(b), name)
+		assert.FileExists(t, filepath.Join(w.root, "d", "g"), name)
+	}
+}

@@ -244,14 +244,17 @@ func mountRegions(pr *policyderive.Profile, rs *policyderive.LandlockRuleset) (t
 	writableRule := map[string]bool{}
 	var cand []string
 	for _, r := range rs.FS {
-		if r.PerProcess || r.Access&writeRights == 0 || abspath.Within(r.Path, "/dev") || abspath.Within(r.Path, "/proc") {
+		// Device files (/dev/null) are filtered by existingRegions: a
+		// write to a device node works on a read-only mount. A
+		// directory below /dev (a root in /dev/shm) is a region.
+		if r.PerProcess || r.Access&writeRights == 0 || abspath.Within(r.Path, "/proc") {
 			continue
 		}
 		writableRule[r.Path] = true
 		cand = append(cand, r.Path)
 	}
 	for _, a := range pr.Write {
-		if a.Exists && !abspath.Within(a.Path, "/dev") && !abspath.Within(a.Path, "/proc") {
+		if a.Exists && !abspath.Within(a.Path, "/proc") {
 			cand = append(cand, a.Path)
 		}
 	}
