@@ -127,7 +127,9 @@
 // 4096 entries the repair would remove one by one (a baseline's protected
 // directory; a git directory's new control entries) is swept — listed
 // again in chunks and every such entry removed — and reported as one
-// violation. Only a command that creates more protected entries than the
+// violation. A baseline's protected directory is read in chunks and its
+// new entries past the 4096th are counted, not held, so a flood of a
+// million hooks costs the repair no memory per entry. Only a command that creates more protected entries than the
 // bound (say a million .envrc files) exceeds it: Begin then fails with
 // *LimitError, since a partial baseline would be unsound, and a repair
 // falls back to what the baseline knows — each of its git directories and

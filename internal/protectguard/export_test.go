@@ -20,3 +20,10 @@ func Hashed(g *Guard) int64 {
 	defer g.mu.Unlock()
 	return g.hashed
 }
+
+// Held returns the most children one listing of g's last walk held.
+func Held(g *Guard) int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.held
+}

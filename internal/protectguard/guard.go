@@ -144,9 +144,10 @@ type Guard struct {
 	// until one visits no more than that.
 	stream bool
 	// walks counts whole walks, listed the entries the last one listed,
-	// hashed the bytes read to hash files (tests).
-	walks, listed int
-	hashed        int64
+	// held the most children one of its listings held, hashed the bytes
+	// read to hash files (tests).
+	walks, listed, held int
+	hashed              int64
 }
 
 // New returns a Guard for the protect rules of opts.Checker over

@@ -565,6 +565,32 @@ func TestGuardSweep(t *testing.T) {
 	assert.Less(t, len(vs), 10, "a sweep is one violation, not one per entry: %v", paths(vs))
 }
 
+// TestGuardSweepHoldsLittle: deciding to sweep a flooded directory of
+// the baseline does not hold its whole listing: while a repair walks
+// 30,000 new entries in .git/hooks, no listing it holds has more than
+// the flood bound plus what the baseline had there (Held: the largest
+// listing the last walk held). The twin shows the counter sees a
+// listing: 4,000 new hooks, under the bound, are all held.
+func TestGuardSweepHoldsLittle(t *testing.T) {
+	held := func(n int) int {
+		w := newWorld(t)
+		ctx := context.Background()
+		_, err := w.g.Begin(ctx)
+		require.NoError(t, err)
+		for i := range n {
+			require.NoError(t, os.WriteFile(w.path(fmt.Sprintf("root/.git/hooks/x%06d", i)), nil, 0o755))
+		}
+		_, err = w.g.End(ctx)
+		require.NoError(t, err)
+		des, err := os.ReadDir(w.path("root/.git/hooks"))
+		require.NoError(t, err)
+		assert.Len(t, des, 2, "the new hooks are gone")
+		return protectguard.Held(w.g)
+	}
+	assert.LessOrEqual(t, held(30000), 4096+2, "a flooded listing keeps the baseline's entries and at most the bound of new ones")
+	assert.GreaterOrEqual(t, held(4000), 4000, "control: a listing under the bound is held whole")
+}
+
 // TestGuardLimitAfterCommand: a command that records more protected
 // entries than the bound even streaming (300 .envrc files) still has
 // what the baseline knew — every git directory, every protected path —

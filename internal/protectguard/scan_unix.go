@@ -146,6 +146,11 @@ type dirListing struct {
 	children []child
 	// gitDir reports whether the directory is a git directory by content.
 	gitDir bool
+	// flood is set, in a repair, for a directory of the baseline that
+	// gained more than floodEntries entries: children holds only the
+	// baseline's (the repair sweeps the rest), and the listing is not
+	// cached.
+	flood bool
 }
 
 // child is a directory entry with what the walk decided about it, valid
@@ -194,8 +199,11 @@ type scanner struct {
 	watched bool
 	// followed are the pointer targets this walk has listed.
 	followed map[string]bool
-	// seen counts the directory entries listed.
-	seen int
+	// seen counts the directory entries listed; held is the most
+	// children one listing held.
+	seen, held int
+	// recording is set while record lists a directory it records.
+	recording bool
 	// nameMemo is ruleFor's memory of the bare-name rules' verdicts.
 	nameMemo map[string]int
 	// known is set for repairKnown's partial scan: no data is walked
@@ -270,24 +278,6 @@ func (sc *scanner) sweepable(dir, name string) bool {
 	return sc.base.entries[abspath.Join(dir, name)] == nil
 }
 
-// flooded reports whether the directory path of the baseline has gained
-// more than floodEntries children.
-func (sc *scanner) flooded(path string, children []child) bool {
-	if sc.base == nil || len(children) <= floodEntries {
-		return false
-	}
-	if b := sc.base.entries[path]; b == nil || b.kind != kindDir {
-		return false
-	}
-	n := 0
-	for _, c := range children {
-		if sc.base.entries[abspath.Join(path, c.name)] == nil {
-			n++
-		}
-	}
-	return n > floodEntries
-}
-
 // scan walks every tree and returns the protected paths' state — the last
 // walk's, when the watcher saw no change in any directory it listed since
 // and every protected entry still has the stat it had. base is the
@@ -311,7 +301,7 @@ func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 		sc.watched = w != nil
 		st, err = sc.scan()
 		g.walks++
-		g.listed = sc.seen
+		g.listed, g.held = sc.seen, sc.held
 		g.last = nil
 		if err == nil && w != nil {
 			g.last, g.lastGen, g.lastOK = st, gen, sc.watched
@@ -329,7 +319,7 @@ func (g *Guard) scan(ctx context.Context, base *state) (*state, error) {
 		sc.stream = true
 		st, err = sc.scan()
 		g.walks++
-		g.listed = sc.seen
+		g.listed, g.held = sc.seen, sc.held
 		g.stream = err == nil && sc.seen > g.opts.MaxEntries
 	}
 	return st, err
@@ -634,11 +624,22 @@ func (sc *scanner) list(dir string, st *unix.Stat_t, all bool) (*dirListing, err
 	_, ctime := statTimes(st)
 	l := &dirListing{ino: st.Ino, dev: uint64(st.Dev), ctime: ctime, readAt: sc.now}
 	filter := sc.stream && !all
+	// In a repair, a recorded directory of the baseline that gains
+	// more than floodEntries entries is swept (flooded): its new
+	// entries are counted, not held, past the bound. (Only a recorded
+	// one: a directory the walk merely visits must be searched whole
+	// for git directories, whatever the baseline recorded there.)
+	inBase := false
+	if sc.base != nil && sc.recording {
+		b := sc.base.entries[dir]
+		inBase = b != nil && b.kind == kindDir
+	}
 	chunk := -1
-	if filter {
+	if filter || inBase {
 		chunk = 4096
 	}
 	marks := map[string]bool{}
+	fresh := 0
 	for {
 		des, err := f.ReadDir(chunk)
 		sc.seen += len(des)
@@ -646,6 +647,12 @@ func (sc *scanner) list(dir string, st *unix.Stat_t, all bool) (*dirListing, err
 			switch n := de.Name(); n {
 			case "HEAD", "commondir", "objects", "refs":
 				marks[n] = true
+			}
+			if inBase && sc.base.entries[abspath.Join(dir, de.Name())] == nil {
+				if fresh++; fresh > floodEntries {
+					l.flood = true
+					continue
+				}
 			}
 			c := sc.child(dir, de)
 			if filter && c.kind != kindDir && c.rule < 0 && c.name != ".git" {
@@ -663,12 +670,18 @@ func (sc *scanner) list(dir string, st *unix.Stat_t, all bool) (*dirListing, err
 			return nil, err
 		}
 	}
+	if l.flood {
+		// Only what the baseline has is recorded: the repair sweeps the
+		// rest.
+		l.children = slices.DeleteFunc(l.children, func(c child) bool { return sc.base.entries[abspath.Join(dir, c.name)] == nil })
+	}
+	sc.held = max(sc.held, len(l.children))
 	l.gitDir = sc.g.structure && gitdir.IsGitDir(marks)
 	if filter && l.gitDir {
 		// Every entry of a git directory matters (its control entries).
 		return sc.list(dir, st, true)
 	}
-	if !sc.stream {
+	if !sc.stream && !l.flood {
 		sc.newDirs[dir] = l
 	}
 	return l, nil
@@ -891,7 +904,9 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			e.shallow = true
 			return nil
 		}
+		sc.recording = true
 		l, err := sc.list(path, st, !kept)
+		sc.recording = false
 		if err != nil {
 			if errors.Is(err, os.ErrNotExist) {
 				return nil
@@ -899,7 +914,7 @@ func (sc *scanner) record(path string, st *unix.Stat_t, rule string) error {
 			return err
 		}
 		skipNew := false
-		if sc.flooded(path, l.children) {
+		if l.flood {
 			// More new entries than a repair records one by one:
 			// the repair sweeps them; what the baseline has in it is
 			// recorded as usual.
