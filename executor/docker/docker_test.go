@@ -762,6 +762,24 @@ func TestSurvivorKilled(t *testing.T) {
 	})
 }
 
+// TestRunnerStartsOnce: with the sweep on, each fresh session's command
+// runner starts once and serves every command (its pid must be known for
+// the sweep to keep its supervisors; the engine's exec inspection did
+// not always know it yet, and the runner was dropped for execs).
+func TestRunnerStartsOnce(t *testing.T) {
+	for i := range 5 {
+		x := newExecutor(t, imageConfig(t))
+		w := newWS(t)
+		for range 3 {
+			run(t, x, w.req("true", nil))
+		}
+		starts, running := x.RunnerStartsForTest()
+		assert.Equal(t, 1, starts, "session %d: runner starts", i)
+		assert.True(t, running, "session %d: the runner still runs", i)
+		require.NoError(t, x.Close())
+	}
+}
+
 // TestSweepKeepsRunningCommands: the sweeps that run before and after
 // every command kill only what left a command's tree: a background
 // process (Start) keeps running through several commands, with its own

@@ -11,3 +11,27 @@ func (x *Executor) BreakForTest(why string) string {
 	}
 	return x.breakBox(b, why)
 }
+
+// RunnerStartsForTest returns how often the current container's command
+// runner was started, and whether one is running now.
+func (x *Executor) RunnerStartsForTest() (starts int, running bool) {
+	x.mu.Lock()
+	b := x.cur
+	x.mu.Unlock()
+	if b == nil {
+		return 0, false
+	}
+	b.rmu.Lock()
+	defer b.rmu.Unlock()
+	x.mu.Lock()
+	r := b.run
+	x.mu.Unlock()
+	if r != nil {
+		select {
+		case <-r.dead:
+		default:
+			running = true
+		}
+	}
+	return b.starts, running
+}

@@ -43,7 +43,7 @@ const runnerMount = "/.cordon-run"
 // replace anything in it.
 const runnerScript = `d=$1
 command -v setsid >/dev/null 2>&1 || { echo 'no setsid' >"$d/$2"; exit 1; }
-echo ready >"$d/$2"
+echo "ready $$" >"$d/$2"
 while IFS= read -r id; do
 	case $id in ''|*[!0-9a-f]*) continue ;; esac
 	( ( exec 3>"$d/$id.ctl" 4>"$d/$id.out" 5>"$d/$id.err" </dev/null
@@ -162,7 +162,8 @@ func (x *Executor) startRunner(ctx context.Context, b *box) *runner {
 	}()
 	select {
 	case s := <-line:
-		if s != "ready" {
+		f := strings.Fields(s)
+		if len(f) != 2 || f[0] != "ready" {
 			x.log.Debug("docker: no command runner", "said", s)
 			break
 		}
@@ -172,7 +173,8 @@ func (x *Executor) startRunner(ctx context.Context, b *box) *runner {
 		// The sweep keeps the runner's session (its supervisors) alive:
 		// without its pid every supervisor would be taken for a
 		// process that left a command's tree.
-		pid, err := x.runnerPid(ctx, id.ID)
+		inner, _ := strconv.Atoi(f[1])
+		pid, err := x.runnerPid(ctx, b, inner)
 		if err == nil {
 			x.mu.Lock()
 			b.runnerPids = append(b.runnerPids, pid)

@@ -173,14 +173,47 @@ func childrenOf(pid int) []procstat.Stat {
 	return out
 }
 
-// runnerPid returns the host pid of a runner's exec.
-func (x *Executor) runnerPid(ctx context.Context, execID string) (int, error) {
-	info, err := x.cli.ContainerExecInspect(ctx, execID)
+// runnerPid returns the host pid of b's runner, which said its pid in
+// the container is inner: the exec (a child of the engine's shim, the
+// parent of the container's init, and a session leader) whose innermost
+// NSpid is inner. (The engine's exec inspection may not know the pid yet
+// when the runner already runs.)
+func (x *Executor) runnerPid(ctx context.Context, b *box, inner int) (int, error) {
+	in, err := x.initOf(ctx, b)
 	if err != nil {
 		return 0, err
 	}
-	if info.Pid <= 0 {
-		return 0, errors.New("the engine reports no process for the runner")
+	ist, ok := procstat.Read(in.pid)
+	if !ok || ist.PPID <= 1 {
+		return 0, fmt.Errorf("the container's init (pid %d) has exited", in.pid)
 	}
-	return info.Pid, nil
+	for _, c := range childrenOf(ist.PPID) {
+		if c.SID != c.PID || c.PID == in.pid {
+			continue
+		}
+		if nspid(c.PID) == inner {
+			return c.PID, nil
+		}
+	}
+	return 0, fmt.Errorf("no exec of the container has pid %d in it", inner)
+}
+
+// nspid returns the pid of process pid in its innermost PID namespace
+// (the last field of NSpid in /proc/PID/status, Linux 4.1), or 0.
+func nspid(pid int) int {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "NSpid:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 0 {
+				return 0
+			}
+			n, _ := strconv.Atoi(f[len(f)-1])
+			return n
+		}
+	}
+	return 0
 }

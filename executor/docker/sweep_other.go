@@ -13,4 +13,4 @@ type initProc struct{}
 
 func (x *Executor) sweep(context.Context, *box) string { return "" }
 
-func (x *Executor) runnerPid(context.Context, string) (int, error) { return 0, nil }
+func (x *Executor) runnerPid(context.Context, *box, int) (int, error) { return 0, nil }
