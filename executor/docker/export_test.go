@@ -14,7 +14,7 @@ func (x *Executor) BreakForTest(why string) string {
 
 // RunnerStartsForTest returns how often the current container's command
 // runner was started, and whether one is running now.
-func (x *Executor) RunnerStartsForTest() (starts int, running bool) {
+func (x *Executor) RunnerStartsForTest() (int, bool) {
 	x.mu.Lock()
 	b := x.cur
 	x.mu.Unlock()
@@ -26,12 +26,5 @@ func (x *Executor) RunnerStartsForTest() (starts int, running bool) {
 	x.mu.Lock()
 	r := b.run
 	x.mu.Unlock()
-	if r != nil {
-		select {
-		case <-r.dead:
-		default:
-			running = true
-		}
-	}
-	return b.starts, running
+	return b.starts, r.alive()
 }

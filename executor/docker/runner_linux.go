@@ -205,12 +205,8 @@ func (x *Executor) runnerOf(ctx context.Context, b *box) (*runner, error) {
 	x.mu.Lock()
 	r := b.run
 	x.mu.Unlock()
-	if r != nil {
-		select {
-		case <-r.dead:
-		default:
-			return r, nil
-		}
+	if r.alive() {
+		return r, nil
 	}
 	if b.ctlDir == "" || b.starts >= maxRunnerStarts {
 		return nil, nil
@@ -223,6 +219,19 @@ func (x *Executor) runnerOf(ctx context.Context, b *box) (*runner, error) {
 	b.run = r
 	x.mu.Unlock()
 	return r, nil
+}
+
+// alive reports whether r (nil: no runner) still runs.
+func (r *runner) alive() bool {
+	if r == nil {
+		return false
+	}
+	select {
+	case <-r.dead:
+		return false
+	default:
+		return true
+	}
 }
 
 func (r *runner) send(id string) error {

@@ -21,6 +21,8 @@ type runner struct{}
 
 func (r *runner) close() {}
 
+func (r *runner) alive() bool { return false }
+
 func controlDir() (string, error) { return "", errors.ErrUnsupported }
 
 func controlMount(string) mount.Mount { return mount.Mount{} }
