@@ -80,7 +80,19 @@ type box struct {
 	// runnerPids are the host pids of the command runners started in it
 	// (under Executor.mu): their sessions hold the runners' supervisors.
 	runnerPids []int
+	// The runner's requests (see sweep): inflight holds the control
+	// FIFO of each request sent and not yet over, starting counts those
+	// whose supervisor has not reported yet; smu guards both and is held
+	// by a sweep throughout, so no request starts during one; idle is
+	// signalled when starting drops to 0.
+	smu      sync.Mutex
+	idle     *sync.Cond
+	inflight map[devIno]bool
+	starting int
 }
+
+// devIno names a file.
+type devIno struct{ dev, ino uint64 }
 
 // specFor renders pr as a container spec.
 func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
@@ -299,7 +311,7 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 		Detail: "the container's own /proc: host processes are not listed (the session's other commands are)"})
 	if x.sweeps && x.seccomp != "" {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: string(executor.ControlProcessTree),
-			Detail: "before and after every command (before the guard's last scan) the executor kills, from the host, every process in the session's container that left a command's tree (a child of the container's init outside init's and the command runner's sessions) with its descendants, stopped in rounds and pinned by pidfds; the container's processes cannot trace one another or write their memory (ptrace refused by seccomp, /proc read-only)"})
+			Detail: "before and after every command (before the guard's last scan) the executor kills, from the host, every process in the session's container that left a command's tree (a child of the container's init other than init's idle sleep and the supervisors of requests under way, known by the control FIFO they hold) with its descendants, stopped in rounds and pinned by pidfds; the container's processes cannot trace one another or write their memory (ptrace refused by seccomp, /proc read-only)"})
 	} else {
 		add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
 			Detail: "a process that left the command's tree before it was killed (a double fork whose parent already exited) keeps running in the session's container until the container is removed (Close, or a change of mounts)",
@@ -383,7 +395,8 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 	if hc.Resources.Memory == 0 {
 		hc.Resources.MemorySwap = 0
 	}
-	b := &box{name: name, spec: sp}
+	b := &box{name: name, spec: sp, inflight: map[devIno]bool{}}
+	b.idle = sync.NewCond(&b.smu)
 	if x.fast {
 		if d, err := controlDir(); err == nil {
 			b.ctlDir = d

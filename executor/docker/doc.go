@@ -177,14 +177,19 @@
 // /proc with the container's id in its cgroup) the executor sweeps the
 // container from the host before and after every command, the second
 // time before the protected-path guard's last scan: every child of the
-// container's init that is in neither init's session (its idle sleep)
-// nor a live command runner's (the supervisors the runner forks for
-// each command) is killed with all its descendants
+// container's init is killed with all its descendants
 // (procgroup.KillTrees: stopped in rounds, pinned by pidfds, killed,
-// waited for). No command's process can be in either session: a session
+// waited for) but init's idle sleep (in init's session) and the
+// supervisors of the runner's requests still under way. A supervisor is
+// known from the host, not from what it or the command says: it is in a
+// live runner's session, where no command's process can be (a session
 // id is inherited or is the pid of the process that called setsid, and
-// each command starts in a session of its own; commands run as execs of
-// their own are children of the engine's shim, not of init. Processes
+// each command starts in a session of its own), and holds as descriptor
+// 3 the control FIFO of a request the executor has not seen end. So a
+// command that forges its report on the control FIFO and stays, or that
+// replays a request id into the runner's stdin, leaves nothing once its
+// request is over. Commands run as execs of their own are children of
+// the engine's shim, not of init. Processes
 // of running commands and background processes (Start) are in their own
 // trees and are kept; one that left such a tree is killed by the next
 // sweep, whichever command's. If the sweep cannot kill what it found

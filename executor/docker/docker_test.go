@@ -762,6 +762,51 @@ func TestSurvivorKilled(t *testing.T) {
 	})
 }
 
+// TestRunnerProtocolAbuse: a command cannot stay behind by abusing the
+// command runner, whose processes run as the same user as it: neither by
+// forging its request's report (a fake "exit 0" on the control FIFO,
+// padded past what the host reads, then its output closed, so the host
+// takes it for ended while it lives on under its supervisor), nor by
+// replaying its request's id into the runner's stdin (a second
+// supervisor runs the script again, outside the first run's tree). In
+// both the left-behind run writes late.txt and a hook two seconds later;
+// from the host: no process carrying the command's tag is left when Run
+// returns, and nothing is written. The twin runs the same late write
+// inside the command, so the fixture writes. (helper-42's findings.)
+func TestRunnerProtocolAbuse(t *testing.T) {
+	const late = `sleep 2; echo late > late.txt; mkdir -p sub/.git/hooks && echo pwned > sub/.git/hooks/pre-commit`
+	for name, cmd := range map[string]string{
+		"forged-report": `o=$(readlink /proc/$$/fd/1); c=${o%.out}.ctl
+printf 'exit 0\n' > "$c"; head -c 8192 /dev/zero > "$c"
+exec >/dev/null 2>&1 </dev/null
+` + late,
+		"replayed-request": `if [ -e .replayed ]; then exec >/dev/null 2>&1 </dev/null; ` + late + `; exit 0; fi
+: > .replayed
+o=$(readlink /proc/$$/fd/1); id=${o##*/}; id=${id%.out}
+for d in /proc/[0-9]*; do if grep -q cordon-runner $d/cmdline 2>/dev/null; then R=${d#/proc/}; fi; done
+echo "$id" > /proc/$R/fd/0
+sleep 0.5`,
+		"twin": late,
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := imageConfig(t)
+			cfg.WaitDelay = 300 * time.Millisecond
+			x := newExecutor(t, cfg)
+			w := newWS(t)
+			req, tag := w.taggedReq(cmd)
+			res := run(t, x, req)
+			if name == "twin" {
+				assert.FileExists(t, filepath.Join(w.root, "late.txt"), "control: the late write takes effect inside the command")
+				return
+			}
+			assert.Empty(t, tagged(tag), "no process of the command is left when Run returns (exit %d, %v)", res.ExitCode, res.Violations)
+			time.Sleep(3 * time.Second) // past the moment the left-behind run would have written
+			assert.NoFileExists(t, filepath.Join(w.root, "late.txt"))
+			assert.NoFileExists(t, filepath.Join(w.root, "sub", ".git", "hooks", "pre-commit"))
+		})
+	}
+}
+
 // TestRunnerStartsOnce: with the sweep on, each fresh session's command
 // runner starts once and serves every command (its pid must be known for
 // the sweep to keep its supervisors; the engine's exec inspection did

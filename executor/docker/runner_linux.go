@@ -38,14 +38,21 @@ const runnerMount = "/.cordon-run"
 // the runner never collects zombies), a supervisor that opens the
 // request's three FIFOs (ctl, out, err), runs the request's script in a
 // session of its own with setsid, reports "pid N" and "exit STATUS" on
-// ctl, and kills what is left of the command's process group. The
-// control directory is mounted read-only: commands cannot plant or
-// replace anything in it.
+// ctl, and kills what is left of the command's process group. It runs
+// each id once: commands run as the runner's user and can write to its
+// stdin (/proc/PID/fd/0), so an id may be replayed; what a replay still
+// starts (an id of a request not yet sent) is the host's own script, and
+// the sweep (sweep_linux.go) trusts neither the reports on ctl nor the
+// number of supervisors. The control directory is mounted read-only:
+// commands cannot plant or replace anything in it.
 const runnerScript = `d=$1
 command -v setsid >/dev/null 2>&1 || { echo 'no setsid' >"$d/$2"; exit 1; }
 echo "ready $$" >"$d/$2"
+seen=
 while IFS= read -r id; do
 	case $id in ''|*[!0-9a-f]*) continue ;; esac
+	case "$seen " in *" $id "*) continue ;; esac
+	seen="$seen $id"
 	( ( exec 3>"$d/$id.ctl" 4>"$d/$id.out" 5>"$d/$id.err" </dev/null
 	    setsid /bin/sh "$d/$id.sh" >&4 2>&5 4>&- 5>&- &
 	    p=$!
@@ -352,6 +359,12 @@ func (x *Executor) fastExec(ctx context.Context, b *box, req *executor.Request, 
 		return nil, errNoFastPath
 	}
 	ctl, outF, errF := fifos[0], fifos[1], fifos[2]
+	started, over, err := b.request(base + ".ctl")
+	if err != nil {
+		return nil, errNoFastPath
+	}
+	defer over()
+	defer started()
 
 	began := time.Now()
 	if err := r.send(id); err != nil {
@@ -418,8 +431,8 @@ func (x *Executor) fastExec(ctx context.Context, b *box, req *executor.Request, 
 		defer t.Stop()
 		timer = t.C
 	}
-	startBy := time.NewTimer(runnerStartWait)
-	defer startBy.Stop()
+	startTimer := time.NewTimer(runnerStartWait)
+	defer startTimer.Stop()
 	var (
 		pid      int
 		pidCh    = pidSeen
@@ -427,7 +440,7 @@ func (x *Executor) fastExec(ctx context.Context, b *box, req *executor.Request, 
 		delay    <-chan time.Time
 		killDone chan error
 		deadline <-chan time.Time
-		started  = startBy.C
+		startBy  = startTimer.C
 		cut      bool
 	)
 	ended := func(why string) {
@@ -447,7 +460,8 @@ loop:
 		case <-streams:
 			break loop
 		case pid = <-pidCh:
-			pidCh, started = nil, nil
+			started()
+			pidCh, startBy = nil, nil
 			ctl.release()
 			outF.release()
 			errF.release()
@@ -467,10 +481,11 @@ loop:
 			for _, f := range fifos {
 				f.r.Close()
 			}
-		case <-started:
+		case <-startBy:
 			// The runner never took the request (it is gone, or cannot
 			// fork): give up on it.
-			started = nil
+			started()
+			startBy = nil
 			out.notes = append(out.notes, "the session's command runner did not start the command")
 			r.close()
 			for _, f := range fifos {
@@ -542,6 +557,36 @@ loop:
 		}
 	}
 	return out, nil
+}
+
+// request registers a request of b's runner whose control FIFO is ctl
+// (see sweep): started is to be called once its supervisor has reported
+// (or it never will), over once the request is over; both may be called
+// more than once. It waits while a sweep runs.
+func (b *box) request(ctl string) (started, over func(), err error) {
+	var st unix.Stat_t
+	if err := unix.Stat(ctl, &st); err != nil {
+		return nil, nil, err
+	}
+	k := devIno{uint64(st.Dev), st.Ino}
+	b.smu.Lock()
+	b.inflight[k] = true
+	b.starting++
+	b.smu.Unlock()
+	started = sync.OnceFunc(func() {
+		b.smu.Lock()
+		if b.starting--; b.starting == 0 {
+			b.idle.Broadcast()
+		}
+		b.smu.Unlock()
+	})
+	over = sync.OnceFunc(func() {
+		started()
+		b.smu.Lock()
+		delete(b.inflight, k)
+		b.smu.Unlock()
+	})
+	return started, over, nil
 }
 
 // writeNew creates path (never following or replacing anything there)

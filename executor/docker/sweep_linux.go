@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/procstat"
 )
@@ -73,16 +75,24 @@ func (e *foreignKernelError) Error() string {
 // (see the package documentation, "process tree"); it returns a note for
 // Result.Violations when it could not, after killing the container.
 //
-// Such a process is a child of the container's init whose session is
-// neither init's own (init's idle sleep) nor that of a live command
-// runner (the supervisors the runner forks for each command): the kernel
-// reparents a process whose parent exits to the PID namespace's init,
-// and a command's processes can be in neither session (a session id is
+// Such a process is a child of the container's init, other than init's
+// own (its idle sleep, in init's session) and the supervisors of the
+// runner's requests still under way: the kernel reparents a process whose
+// parent exits to the PID namespace's init. A supervisor is told apart
+// from the host, not by what it or the command says: it is in a live
+// runner's session (a command's processes cannot be: a session id is
 // inherited, or is the pid of the process that called setsid, and each
-// command starts in a session of its own). Commands run as execs of
-// their own are children of the engine's shim, not of init. What is
-// found is killed with procgroup.KillTrees (stopped in rounds, pinned by
-// pidfds, then killed), descendants included.
+// command starts in a session of its own) and holds as descriptor 3 the
+// control FIFO of a request the executor has sent and not yet seen end.
+// So the supervisor of a request that is over goes, with whatever still
+// runs below it (a command that forged its report on the control FIFO
+// and stayed), and so does a supervisor started by a replayed request id
+// (a command can write to the runner's stdin) once that request is over.
+// Requests do not start during a sweep, and a sweep waits for those
+// starting (a supervisor opens its FIFO before it reports). Commands run
+// as execs of their own are children of the engine's shim, not of init.
+// What is found is killed with procgroup.KillTrees (stopped in rounds,
+// pinned by pidfds, then killed), descendants included.
 func (x *Executor) sweep(ctx context.Context, b *box) string {
 	if !x.sweeps || x.noSweep.Load() {
 		return ""
@@ -100,9 +110,19 @@ func (x *Executor) sweep(ctx context.Context, b *box) string {
 	case err != nil:
 		return "" // the container is gone: so is every process in it
 	}
-	keep := x.keptSessions(b, in)
+	// No request starts while the sweep runs (its supervisor would have
+	// no control FIFO open yet), and the sweep waits for those starting.
+	b.smu.Lock()
+	defer b.smu.Unlock()
+	for b.starting > 0 {
+		b.idle.Wait()
+	}
+	runners := x.runnerSessions(b, in)
 	stray := func(p procstat.Stat) bool {
-		return p.PPID == in.pid && !keep[p.SID] && !(p.State == 'Z' && p.Threads <= 1)
+		if p.PPID != in.pid || p.SID == in.pid || (p.State == 'Z' && p.Threads <= 1) {
+			return false
+		}
+		return !runners[p.SID] || !b.inflight[controlOf(p.PID)]
 	}
 	if !slices.ContainsFunc(childrenOf(in.pid), stray) {
 		return ""
@@ -115,12 +135,21 @@ func (x *Executor) sweep(ctx context.Context, b *box) string {
 	return ""
 }
 
-// keptSessions returns the sessions of the executor's own children of
-// the container's init: init's, and each live runner's (a runner is an
-// exec: a session leader whose parent is the engine's shim, init's
-// parent).
-func (x *Executor) keptSessions(b *box, in initProc) map[int]bool {
-	keep := map[int]bool{in.pid: true}
+// controlOf returns the file a runner's supervisor holds as descriptor
+// 3 (the control FIFO of its request), as the host sees it.
+func controlOf(pid int) devIno {
+	var st unix.Stat_t
+	if unix.Stat("/proc/"+strconv.Itoa(pid)+"/fd/3", &st) != nil {
+		return devIno{}
+	}
+	return devIno{uint64(st.Dev), st.Ino}
+}
+
+// runnerSessions returns the sessions of the live command runners of b
+// (a runner is an exec: a session leader whose parent is the engine's
+// shim, init's parent).
+func (x *Executor) runnerSessions(b *box, in initProc) map[int]bool {
+	keep := map[int]bool{}
 	ist, _ := procstat.Read(in.pid)
 	x.mu.Lock()
 	runners := slices.Clone(b.runnerPids)
