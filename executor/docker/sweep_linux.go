@@ -27,6 +27,9 @@ const sweepSupported = true
 type initProc struct {
 	pid   int
 	start uint64
+	// shim is init's parent, the engine's shim: the parent of every
+	// exec of the container, the command runner included.
+	shim int
 }
 
 // initOf returns b's container init as the host sees it, found once by
@@ -54,7 +57,7 @@ func (x *Executor) initOf(ctx context.Context, b *box) (initProc, error) {
 		if !ok {
 			return initProc{}, fmt.Errorf("the container's init (pid %d) has exited", pid)
 		}
-		b.init = initProc{pid: pid, start: st.Start}
+		b.init = initProc{pid: pid, start: st.Start, shim: st.PPID}
 	}
 	st, ok := procstat.Read(b.init.pid)
 	if !ok || st.Start != b.init.start {
@@ -149,17 +152,16 @@ func controlOf(pid int) devIno {
 // (a runner is an exec: a session leader whose parent is the engine's
 // shim, init's parent).
 func (x *Executor) runnerSessions(b *box, in initProc) map[int]bool {
-	keep := map[int]bool{}
-	ist, _ := procstat.Read(in.pid)
+	live := map[int]bool{}
 	x.mu.Lock()
 	runners := slices.Clone(b.runnerPids)
 	x.mu.Unlock()
 	for _, r := range runners {
-		if st, ok := procstat.Read(r); ok && st.SID == r && st.PPID == ist.PPID && st.PPID > 1 {
-			keep[r] = true
+		if st, ok := procstat.Read(r); ok && st.SID == r && st.PPID == in.shim && in.shim > 1 {
+			live[r] = true
 		}
 	}
-	return keep
+	return live
 }
 
 // childrenOf returns the processes whose parent is pid: from its
@@ -212,11 +214,10 @@ func (x *Executor) runnerPid(ctx context.Context, b *box, inner int) (int, error
 	if err != nil {
 		return 0, err
 	}
-	ist, ok := procstat.Read(in.pid)
-	if !ok || ist.PPID <= 1 {
-		return 0, fmt.Errorf("the container's init (pid %d) has exited", in.pid)
+	if in.shim <= 1 {
+		return 0, fmt.Errorf("the container's init (pid %d) has no shim", in.pid)
 	}
-	for _, c := range childrenOf(ist.PPID) {
+	for _, c := range childrenOf(in.shim) {
 		if c.SID != c.PID || c.PID == in.pid {
 			continue
 		}
