@@ -48,6 +48,23 @@ func netCases() []*caseDef {
 				defer cn.Close()
 				c.isolate(canaryHit(cn), c.act(cmd, nil), c.twinLocal(cmd))
 			}),
+		iso("socket-unlisted-dir", "a Unix socket inside the root, in a directory the user may enter but not list, cannot be reached", executor.ControlNetUnix,
+			"the host listens on run2/d.sock inside the root and makes run2 0311 (searchable, not listable: a derivation that is not root cannot find the socket, while a command of the same user that knows its name could connect), protection off (the guard refuses a root it cannot list); the probe connects and the listener counts no connection. Twin: executor.Local",
+			func(c *caseRun) {
+				cn, cmd := c.rootSocketIn("run2")
+				defer cn.Close()
+				dir := filepath.Join(c.fx.root, "run2")
+				if err := os.Chmod(dir, 0o311); err != nil {
+					c.setupf("fixture: %v", err)
+				}
+				defer os.Chmod(dir, 0o755)
+				// Without protection: the guard refuses a root it
+				// cannot list (strict), which would hide what the
+				// case checks.
+				p := c.coding()
+				p.Protect = policy.Protect{Disabled: true}
+				c.isolate(canaryHit(cn), c.act(cmd, p), c.twinLocal(cmd))
+			}),
 		{CaseInfo: CaseInfo{ID: "socket-named", Title: "a Unix socket inside the root that a path rule names can be reached", Layer: Network, Control: executor.ControlNetUnix, Isolation: true, Expected: Allowed,
 			Verified: "as socket-in-root, under a policy whose path rule allows run1/d.sock: the listener counts the probe's connection (landlock below ABI 9 refuses such a policy in strict mode: socket(AF_UNIX) cannot then be denied)"},
 			probe: true, run: func(c *caseRun) {
@@ -71,7 +88,13 @@ func netCases() []*caseDef {
 // rootSocket listens on run1/d.sock inside the root and returns the
 // listener and the probe command that connects to it.
 func (c *caseRun) rootSocket() (*canary.Canary, string) {
-	sock := filepath.Join(c.fx.root, "run1", "d.sock")
+	return c.rootSocketIn("run1")
+}
+
+// rootSocketIn listens on DIR/d.sock inside the root and returns the
+// canary and the probe command that connects to it.
+func (c *caseRun) rootSocketIn(dir string) (*canary.Canary, string) {
+	sock := filepath.Join(c.fx.root, dir, "d.sock")
 	if err := os.Mkdir(filepath.Dir(sock), 0o755); err != nil {
 		c.setupf("fixture: %v", err)
 	}

@@ -269,8 +269,8 @@ func TestSelectErrors(t *testing.T) {
 		}))
 	require.NoError(t, err)
 	logReport(t, rep)
-	assert.Equal(t, []string{"net-udp", "net-unix-stream", "net-unix-dgram", "socket-in-root", "socket-named", "net-abstract-unix"}, ids)
-	assert.Len(t, rep.Cases, 6)
+	assert.Equal(t, []string{"net-udp", "net-unix-stream", "net-unix-dgram", "socket-in-root", "socket-unlisted-dir", "socket-named", "net-abstract-unix"}, ids)
+	assert.Len(t, rep.Cases, 7)
 }
 
 func TestCancelledCheckReturnsPartialReport(t *testing.T) {

@@ -575,6 +575,14 @@ func (dv *derivation) findMasks() error {
 				need, kind = true, ReadOnly
 			}
 		}
+		why := "a denied or protected path"
+		if (!need || kind != Hide) && (dv.inRegion(u.Path, policy.Read) || dv.inRegion(u.Path, policy.Write)) {
+			// A Unix socket the search could not see may lie below, and
+			// a read-only mount does not stop connect(2): only hiding
+			// the directory does (a command of the deriving user may
+			// know a name below a directory it cannot list).
+			need, kind, why = true, Hide, "a Unix socket or a denied or protected path"
+		}
 		if !need {
 			continue
 		}
@@ -582,7 +590,7 @@ func (dv *derivation) findMasks() error {
 		dv.notes = append(dv.notes, Element{
 			Class: Stricter, Subject: "mask " + u.Path, Control: opControl(policy.Read),
 			Detail: fmt.Sprintf("%s is masked (%s) as a whole", u.Path, kind),
-			Reason: fmt.Sprintf("it could not be listed (%v), so a denied or protected path may lie below it", u.Err),
+			Reason: fmt.Sprintf("it could not be listed (%v), so %s may lie below it", u.Err, why),
 		})
 	}
 	return nil

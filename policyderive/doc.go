@@ -129,7 +129,15 @@
 // path (Profile.Sockets): a read-write grant of the root grants its files,
 // not a daemon listening there (a private dockerd under build/, say). A
 // socket created while the command runs is not hidden until the next
-// command.
+// command. A directory in those trees that the deriving user cannot list
+// is hidden as a whole when it lies in a grant: a socket may lie below it,
+// and a command of the same user that knows its name could connect
+// (Stricter note).
+//
+// Private System files: every System tree is searched for entries whose
+// mode keeps them from other users, except the Nix store and macOS's
+// /System, whose content is public by construction (publicTrees); /usr
+// is searched like /etc.
 //
 // Hard links: a masked file with more than one link (lstat) is the same
 // inode under other names, and a grant of another name grants it (Landlock

@@ -11,13 +11,16 @@ import (
 	"github.com/cordon-sandbox/cordon/policyderive/internal/scan"
 )
 
-// packageTrees are the System trees the private-file search skips: trees
-// of files shipped by the package manager (the FHS's shareable, read-only
-// /usr; the Nix store, whose files are never private), large enough that
-// reading the mode of every entry would cost about a second per process.
-// A private file installed there is readable through the System grant;
-// the README declares it.
-var packageTrees = []string{"/usr", "/nix/store", "/System", "/Library", "/opt/homebrew"}
+// publicTrees are the System trees the private-file search skips, each
+// because its content is public by construction, not because it is
+// large: the Nix store, whose paths Nix makes world-readable and
+// read-only (canonicalised to 0444/0555; Nix's manual warns that anything
+// in the store is readable by every user), and macOS's /System, the
+// sealed, read-only system volume that is the same on every Mac of a
+// release. Every other System tree is searched, /usr and /opt/homebrew
+// included: /usr/local/etc and packages' own private files live there.
+// The README declares the two exceptions.
+var publicTrees = []string{"/nix/store", "/System"}
 
 // pseudoTrees hold kernel objects, not files: their modes are enforced
 // by the kernel per opener (/proc/self/environ is 0400 and the opener's
@@ -45,7 +48,7 @@ var systemCache = sync.OnceValue(func() *scan.Cache { return scan.NewCache(scan.
 func (dv *derivation) privateSystem() error {
 	var roots []string
 	for _, s := range dv.system {
-		if abspath.WithinAny(s, pseudoTrees) || abspath.WithinAny(s, packageTrees) || !privateSearched(s) {
+		if abspath.WithinAny(s, pseudoTrees) || abspath.WithinAny(s, publicTrees) || !privateSearched(s) {
 			continue
 		}
 		fi, err := os.Lstat(s)

@@ -118,3 +118,41 @@ func TestDerivePrivateSystemRoot(t *testing.T) {
 		assert.False(t, abspath.Within(m.Path, "/proc"), "%v", m)
 	}
 }
+
+// /usr is searched like /etc: /usr/local/etc and packages' own private
+// files live there (before, /usr was skipped as a package tree). The
+// world-readable twin beside the private file stays granted. It needs a
+// writable /usr (root on Linux) and skips elsewhere.
+func TestDerivePrivateUnderUsr(t *testing.T) {
+	parent := "/usr/local/share"
+	dir, err := os.MkdirTemp(parent, "cordon-private-")
+	if err != nil {
+		t.Skipf("needs a writable %s (root): %v", parent, err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	require.NoError(t, os.WriteFile(dir+"/key.json", []byte("x"), 0o600))
+	require.NoError(t, os.WriteFile(dir+"/pub.conf", []byte("x"), 0o644))
+	old := privateSearched
+	privateSearched = func(tree string) bool { return tree == dir || old(tree) }
+	t.Cleanup(func() { privateSearched = old })
+
+	p := policy.Coding.Policy()
+	p.Secrets = []string{}
+	p.System = []string{dir} // /usr itself would be searched whole
+	pr, err := Derive(p, t.TempDir(), "", "", nil)
+	require.NoError(t, err)
+	assert.Contains(t, maskPaths(pr), dir+"/key.json", "a private file under /usr is masked")
+	assert.NotContains(t, maskPaths(pr), dir+"/pub.conf", "its world-readable twin is not")
+}
+
+// The trees skipped are those whose content is public by construction,
+// never a tree for its size.
+func TestPublicTrees(t *testing.T) {
+	for _, s := range policy.DefaultSystem() {
+		if s == "/usr" || s == "/etc" || s == "/opt" || s == "/opt/homebrew" || s == "/Library" {
+			assert.False(t, abspath.WithinAny(s, publicTrees), "%s is searched", s)
+		}
+	}
+	assert.ElementsMatch(t, []string{"/nix/store", "/System"}, publicTrees)
+}

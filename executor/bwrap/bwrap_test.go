@@ -65,7 +65,7 @@ func TestConformance(t *testing.T) {
 // deny, which strict mode refuses (see TestBestEffortTrustedDenied).
 func TestConformanceOutcomes(t *testing.T) {
 	newExecutor(t, bwrap.Config{}) // skips where bwrap is unavailable
-	opts := append([]conformance.Option{gitEnv, conformance.Select("filesystem", "protect", "net-unix-*", "net-abstract-unix")}, suiteTempDir(t)...)
+	opts := append([]conformance.Option{gitEnv, conformance.Select("filesystem", "protect", "net-unix-*", "socket-*", "net-abstract-unix")}, suiteTempDir(t)...)
 	rep, err := conformance.Check(t.Context(), func() (executor.Executor, error) { return bwrap.New(bwrap.Config{}) }, opts...)
 	require.NoError(t, err)
 	gaps := map[string]bool{"denied-new-file": true, "trusted-denied-paths": true}

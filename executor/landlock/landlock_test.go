@@ -697,3 +697,25 @@ func TestRootUnderDev(t *testing.T) {
 		assert.FileExists(t, filepath.Join(w.root, "d", "g"), name)
 	}
 }
+
+// A file under /usr that other users may not read is not granted by the
+// System grant of /usr, even to root (before, /usr was not searched for
+// private files). The world-readable twin beside it is read, so a
+// fixture the sandbox cannot see at all cannot pass. Needs a writable
+// /usr/local/share (root).
+func TestPrivateUnderUsr(t *testing.T) {
+	dir, err := os.MkdirTemp("/usr/local/share", "cordon-landlock-test-")
+	if err != nil {
+		t.Skipf("needs a writable /usr/local/share (root): %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	secret, public := "secret-"+filepath.Base(dir), "public-"+filepath.Base(dir)
+	require.NoError(t, os.WriteFile(dir+"/key.json", []byte(secret), 0o600))
+	require.NoError(t, os.WriteFile(dir+"/pub.conf", []byte(public), 0o644))
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	res := run(t, x, w.req("cat "+dir+"/pub.conf; echo; cat "+dir+"/key.json", nil))
+	assert.Contains(t, string(res.Stdout), public, "the twin is readable; stderr %s", res.Stderr)
+	assert.NotContains(t, string(res.Stdout), secret, "the private file is not")
+}

@@ -172,28 +172,31 @@ func BenchmarkScanCachedStat(b *testing.B) {
 	}
 }
 
-// BenchmarkPrivateEtc is the private-file search of the host's /etc (the
-// derivation's System search): uncached (the first derivation of a
-// process) and through a warm cache (every later one).
-func BenchmarkPrivateEtc(b *testing.B) {
-	req := &Request{Roots: []string{"/etc"}, Patterns: []Pattern{{Key: "private", Match: func(string, string, bool) bool { return false }, Private: true}}}
-	b.Run("first", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := Search(context.Background(), req); err != nil {
-				b.Fatal(err)
+// BenchmarkPrivateSystem is the private-file search of the host's System
+// trees (the derivation's System search) for /etc and /usr: uncached
+// (the first derivation of a process) and through a warm cache (every
+// later one).
+func BenchmarkPrivateSystem(b *testing.B) {
+	for _, tree := range []string{"/etc", "/usr"} {
+		req := &Request{Roots: []string{tree}, Patterns: []Pattern{{Key: "private", Match: func(string, string, bool) bool { return false }, Private: true}}}
+		b.Run(tree[1:]+"/first", func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Search(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
 			}
-		}
-	})
-	b.Run("cached", func(b *testing.B) {
-		c := NewCache(Options{})
-		defer c.Close()
-		if _, err := c.Search(context.Background(), req); err != nil {
-			b.Fatal(err)
-		}
-		for b.Loop() {
+		})
+		b.Run(tree[1:]+"/cached", func(b *testing.B) {
+			c := NewCache(Options{})
+			defer c.Close()
 			if _, err := c.Search(context.Background(), req); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
+			for b.Loop() {
+				if _, err := c.Search(context.Background(), req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
