@@ -1,6 +1,7 @@
 package policyderive
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"os"
@@ -126,4 +127,56 @@ func (dv *derivation) namedRead(p string) bool {
 // private reports whether fi's mode keeps it from other users.
 func private(fi fs.FileInfo) bool {
 	return fi.Mode()&fs.ModeSymlink == 0 && scan.PrivatePerm(fi.IsDir(), fi.Mode().Perm())
+}
+
+// PrivateSystemLinks returns the private System files of c's policy that
+// have more than one name, each with its System path: the files the
+// derivation masks as private (a file other users may not read, or any
+// file below a directory they may not enter, that the policy does not
+// name by its own path). A file tool that reads a name in the root must
+// refuse one of these inodes: a hard link in the root of a root-only
+// file such as /etc/docker/key.json is the same file under a name the
+// policy allows. The search is the derivation's, cached for the process;
+// the files below private directories are examined up to a bound. A
+// search that cannot complete is an error, never a shorter answer.
+// Elsewhere than on Linux it returns ErrNoInodes.
+func PrivateSystemLinks(ctx context.Context, c *policy.Checker) (map[FileID]string, error) {
+	if !inodesListed {
+		return nil, ErrNoInodes
+	}
+	dv := &derivation{ctx: ctx, d: &Deriver{}, c: c, p: c.Policy(), root: c.Root(), home: c.Home(), rules: c.Rules(), masks: map[string]*Mask{}}
+	if err := dv.resolveSystem(); err != nil {
+		return nil, err
+	}
+	if err := dv.privateSystem(); err != nil {
+		return nil, err
+	}
+	for _, n := range dv.notes {
+		if n.Class == Looser {
+			return nil, fmt.Errorf("%s: %s", n.Subject, n.Detail)
+		}
+	}
+	out := map[FileID]string{}
+	add := func(p string, fi fs.FileInfo) {
+		if id, nlink, ok := fileID(fi); ok && nlink > 1 && fi.Mode().IsRegular() {
+			if _, dup := out[id]; !dup {
+				out[id] = p
+			}
+		}
+	}
+	budget := maxLinkWalk
+	for p, m := range dv.masks {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue
+		}
+		if !m.Dir || !fi.IsDir() {
+			add(p, fi)
+			continue
+		}
+		if err := walkFiles(p, &budget, add); err != nil {
+			return nil, fmt.Errorf("examining the files below the private directory %s: more than %d entries", p, maxLinkWalk)
+		}
+	}
+	return out, nil
 }

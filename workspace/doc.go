@@ -119,8 +119,12 @@
 // name, and Grep drops the file's matches (counted in SkippedDenied). The
 // other names are found by searching the root for the inode
 // (policyderive.OtherNames, once per read, once per chunk of grepped files
-// with matches); names outside the root are not searched. Writes replace
-// files by rename, so they never write through a link.
+// with matches); names outside the root are not searched. A file that is
+// a private System file (a root-only key such as /etc/docker/key.json,
+// linked into the root by its owner) is refused the same way, the Reason
+// naming its System path: the System grant is what every user may read
+// (policyderive.PrivateSystemLinks, the derivation's cached search).
+// Writes replace files by rename, so they never write through a link.
 //
 // The text tools refuse binary files (a NUL byte) and invalid UTF-8
 // (*NotTextError). Other platforms than Linux and macOS have no race-safe

@@ -34,7 +34,9 @@ func (s *Session) linkDenied(ctx context.Context, tool, path string, st statInfo
 }
 
 // linkedDenials returns, for each of the files ids that has a name in the
-// root the policy does not allow reading, the verdict on that name.
+// root the policy does not allow reading, the verdict on that name; and
+// for each that is a private System file (policyderive.PrivateSystemLinks),
+// a denial naming its System path.
 func (s *Session) linkedDenials(ctx context.Context, ids []policyderive.FileID) (map[policyderive.FileID]*policy.Verdict, error) {
 	names, err := policyderive.OtherNames(ctx, s.ws.Root(), nil, ids, policyderive.Options{})
 	if errors.Is(err, policyderive.ErrNoInodes) {
@@ -44,7 +46,23 @@ func (s *Session) linkedDenials(ctx context.Context, ids []policyderive.FileID) 
 		return nil, err
 	}
 	out := map[policyderive.FileID]*policy.Verdict{}
+	// A name in the root of a private System file (a root-only key
+	// such as /etc/docker/key.json, linked in by its owner): the OS
+	// sandbox masks it with the file, and so do the file tools.
+	private, err := policyderive.PrivateSystemLinks(ctx, s.ws.checker)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if p, ok := private[id]; ok {
+			out[id] = &policy.Verdict{Decision: policy.Deny, Op: policy.Read, Rule: "private system file", Path: p,
+				Reason: "a file other users may not read is not part of the System grant"}
+		}
+	}
 	for id, list := range names {
+		if out[id] != nil {
+			continue
+		}
 		for _, n := range list {
 			if v := s.ws.checker.DecideResolved(n, policy.Read); v.Decision != policy.Allow {
 				out[id] = v

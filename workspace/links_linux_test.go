@@ -51,3 +51,38 @@ func TestFileToolsRefuseOtherNamesOfDeniedFiles(t *testing.T) {
 	require.NoError(t, err, "twin: another name of an allowed file is readable")
 	assert.Equal(t, "SECRET=open\n", r.Content)
 }
+
+// A name in the root of a private System file — a root-only key such as
+// /etc/docker/key.json, hard-linked in by its owner — is refused like
+// the file itself: the System grant is what every user may read, and the
+// OS sandbox masks the other name too. The twin, a world-readable System
+// file linked in the same way, is readable.
+func TestFileToolsRefuseOtherNamesOfPrivateSystemFiles(t *testing.T) {
+	f := newFixture(t)
+	sys := filepath.Join(filepath.Dir(f.root), "sys")
+	key := write(t, sys, "key.json", "TOKEN=private\n")
+	require.NoError(t, os.Chmod(key, 0o600))
+	pub := write(t, sys, "pub.conf", "TOKEN=public\n")
+	require.NoError(t, os.Link(key, filepath.Join(f.root, "notes.json")))
+	require.NoError(t, os.Link(pub, filepath.Join(f.root, "pub.json")))
+	p := policy.Coding.Policy()
+	p.System = append(policy.DefaultSystem(), sys)
+	s := f.open(t, workspace.WithPolicy(p))
+
+	_, err := s.ReadText(ctx, "notes.json", 0, 0)
+	d := requireDenied(t, err, policy.Deny)
+	assert.Contains(t, d.Reason, key, "the error names the System file")
+	assert.Equal(t, "private system file", d.Rule)
+
+	g, err := s.Grep(ctx, "TOKEN", ".", "", workspace.GrepOptions{})
+	require.NoError(t, err)
+	var paths []string
+	for _, m := range g.Matches {
+		paths = append(paths, m.Path)
+	}
+	assert.Equal(t, []string{"pub.json"}, paths, "notes.json's match is dropped")
+
+	r, err := s.ReadText(ctx, "pub.json", 0, 0)
+	require.NoError(t, err, "twin: another name of a world-readable System file is readable")
+	assert.Equal(t, "TOKEN=public\n", r.Content)
+}
