@@ -36,6 +36,14 @@ func netCases() []*caseDef {
 			func(c *caseRun) {
 				c.netCase(c.fx.unixStream.Addr(), "unix-connect", false, canaryHit(c.fx.unixStream))
 			}),
+		iso("socket-trusted-read", "under trusted mode, whose read of the whole disk exposes every socket's path, an outside Unix socket cannot be reached", executor.ControlNetUnix,
+			"under mode trusted (network none) the probe connects to s/stream.sock outside the root, which the read of / makes visible and no search covers; the listener counts no connection. Twin: executor.Local",
+			func(c *caseRun) {
+				cmd := c.probeCmd("unix-connect", c.fx.unixStream.Addr(), token("net"))
+				p := c.policyFor(policy.Trusted)
+				p.Network = policy.NetworkNone
+				c.isolate(canaryHit(c.fx.unixStream), c.act(cmd, p), c.twinLocal(cmd))
+			}),
 		iso("net-unix-dgram", "an outside pathname Unix datagram socket cannot be reached", executor.ControlNetUnix,
 			"the probe sends to s/dgram.sock outside the root; the socket counts no datagram. Twin: executor.Local",
 			func(c *caseRun) {

@@ -269,8 +269,8 @@ func TestSelectErrors(t *testing.T) {
 		}))
 	require.NoError(t, err)
 	logReport(t, rep)
-	assert.Equal(t, []string{"net-udp", "net-unix-stream", "net-unix-dgram", "socket-in-root", "socket-unlisted-dir", "socket-named", "net-abstract-unix"}, ids)
-	assert.Len(t, rep.Cases, 7)
+	assert.Equal(t, []string{"net-udp", "net-unix-stream", "socket-trusted-read", "net-unix-dgram", "socket-in-root", "socket-unlisted-dir", "socket-named", "net-abstract-unix"}, ids)
+	assert.Len(t, rep.Cases, 8)
 }
 
 func TestCancelledCheckReturnsPartialReport(t *testing.T) {

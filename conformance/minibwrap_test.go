@@ -151,7 +151,7 @@ func TestMiniBwrapDenies(t *testing.T) {
 	gaps := map[string]bool{
 		"denied-new-file": true, "protect-new-repo": true, "protect-rename-recreate": true,
 		"git-redirect-commondir": true, "git-redirect-gitdir-file": true, "git-redirect-modules": true, "git-nested-repo": true, "git-redirect-worktrees": true, "git-separate-git-dir": true, "tool-settings": true,
-		"socket-in-root": true, "socket-unlisted-dir": true, "hardlink-denied": true, "system-private": true,
+		"socket-in-root": true, "socket-unlisted-dir": true, "socket-trusted-read": true, "hardlink-denied": true, "system-private": true,
 	}
 	for _, c := range conformance.Cases() {
 		if c.Control == executor.ControlNetAllowList {

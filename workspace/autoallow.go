@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -80,7 +81,10 @@ func autoAllow(enabled bool, caps executor.Capabilities, p *policy.Policy) AutoA
 	for _, g := range caps.Gaps {
 		switch {
 		case tradedControls[g.Control] != "":
-			traded = append(traded, string(g.Control)+": "+tradedControls[g.Control])
+			// One line per control: a backend declares a gap per rule.
+			if t := string(g.Control) + ": " + tradedControls[g.Control]; !slices.Contains(traded, t) {
+				traded = append(traded, t)
+			}
 		case g.Concurrent:
 			exclusive = true
 		default:

@@ -266,6 +266,7 @@ func TestSandboxAutoAllowOff(t *testing.T) {
 		require.True(t, a.On, a.Why)
 		assert.False(t, a.Exclusive)
 		assert.True(t, strings.Contains(a.Why, "traded"), a.Why)
+		assert.Equal(t, 1, strings.Count(a.Why, "fs-new-files:"), "each traded control is named once: %s", a.Why)
 		// KernelProtect takes creation away from the directories above
 		// protected paths (the root): a file is made in src/.
 		res, err := s.Run(t.Context(), "touch src/made.txt", "", 0)

@@ -281,8 +281,8 @@ func (a *app) derive(o *deriveOptions) error {
 	case "bwrap":
 		args, fid := policyderive.Bwrap(pr)
 		src, bin := "renderer", "bwrap"
-		if path, xargs := bwrapArgs(ws, cwd, grants); xargs != nil {
-			src, bin, args = "executor", path, xargs
+		if path, xargs, xfid := bwrapArgs(ws, cwd, grants); xargs != nil {
+			src, bin, args, fid = "executor", path, xargs, xfid
 		}
 		line := append(append([]string{bin}, args...), "--", "/bin/sh", "-c", "CMD")
 		rep.Bwrap, rep.Fidelity = &BwrapRendering{Source: src, Args: args, CommandLine: quoteArgs(line)}, fid
@@ -348,21 +348,21 @@ func explainLandlock(ws *workspaceSpec, cwd string, grants []policy.Grant) *land
 	return e
 }
 
-// bwrapArgs returns the bwrap binary and the options the bwrap executor
-// of this host would run a command in cwd with (Executor.Args, planned
-// in best effort so that a profile strict mode refuses is still shown),
-// or nil where there is no usable bwrap.
-func bwrapArgs(ws *workspaceSpec, cwd string, grants []policy.Grant) (string, []string) {
+// bwrapArgs returns the bwrap binary, the options the bwrap executor of
+// this host would run a command in cwd with and the fidelity of that
+// plan (Executor.Explain, planned in best effort so that a profile strict
+// mode refuses is still shown), or nil where there is no usable bwrap.
+func bwrapArgs(ws *workspaceSpec, cwd string, grants []policy.Grant) (string, []string, *policyderive.Fidelity) {
 	x, err := bwrap.New(bwrap.Config{BestEffort: true})
 	if err != nil {
-		return "", nil
+		return "", nil, nil
 	}
 	defer x.Close()
-	argv, err := x.Args(context.Background(), &executor.Request{Command: "CMD", Root: ws.root, Home: ws.home, Dir: cwd, Policy: ws.policy, Grants: grants})
+	argv, fid, err := x.Explain(context.Background(), &executor.Request{Command: "CMD", Root: ws.root, Home: ws.home, Dir: cwd, Policy: ws.policy, Grants: grants})
 	if err != nil || len(argv) < 5 || argv[len(argv)-4] != "--" {
-		return "", nil
+		return "", nil, nil
 	}
-	return argv[0], argv[1 : len(argv)-4]
+	return argv[0], argv[1 : len(argv)-4], fid
 }
 
 // quoteArgs renders argv as a shell command line (syntax.Quote, never by hand).

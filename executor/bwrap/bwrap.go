@@ -250,21 +250,39 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 // with every option on the command line (Run passes them through --args
 // instead), for inspection and for running the same sandbox by hand. It
 // plans as Run does and refuses what Run refuses (*executor.UnenforceableError
-// in strict mode).
+// in strict mode). It leaves out one thing Run adds: the seccomp program
+// refusing socket(AF_UNIX), read from a descriptor (see Explain).
 func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
+	argv, _, err := x.Explain(ctx, req)
+	return argv, err
+}
+
+// Explain returns what Args returns and the fidelity report of the plan
+// Run enforces: the renderer's, with what the executor adds (the seccomp
+// filter, the allow-list relay) and strict mode's verdict on it. The
+// command line leaves out the seccomp program refusing socket(AF_UNIX),
+// which bwrap reads from a descriptor (--seccomp FD) that a command line
+// cannot carry; the fidelity report names it.
+func (x *Executor) Explain(ctx context.Context, req *executor.Request) ([]string, *policyderive.Fidelity, error) {
 	if err := req.ValidateSandboxed(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The same planning as Run, strict refusal included; the placeholders
 	// it registers are released at once (nothing starts).
 	_, pl, skip, mounts, err := x.plan(ctx, req)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mountpoints.Default.Release(mounts)
 	if len(pl.blocking) > 0 && !x.cfg.BestEffort {
-		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
+		return nil, nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
 	}
+	argv := x.args(req, pl, skip)
+	return argv, pl.fidelity, nil
+}
+
+// args is Explain's command line.
+func (x *Executor) args(req *executor.Request, pl *plan, skip map[int]bool) []string {
 	opts, _ := encode(pl.options, skip)
 	argv := []string{x.feat.path}
 	argv = append(argv, splitNUL(opts)...)
@@ -276,9 +294,9 @@ func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, e
 	if pl.relay != "" {
 		// The relay's copy and socket are made per executor and command.
 		return append(argv, "--ro-bind", "<execute-only copy of "+pl.relay+">", relayPath, "--bind", "<per-command proxy socket>", relaySock,
-			"--", relayPath, relayArg, relaySock, strconv.Itoa(relayPort), executor.Shell, "sh", "-c", req.Command), nil
+			"--", relayPath, relayArg, relaySock, strconv.Itoa(relayPort), executor.Shell, "sh", "-c", req.Command)
 	}
-	return append(argv, "--", executor.Shell, "-c", req.Command), nil
+	return append(argv, "--", executor.Shell, "-c", req.Command)
 }
 
 // run is one prepared command.
@@ -355,7 +373,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		cmdEnv = r.net.Env(cmdEnv)
 	}
 	env := envArgs(cmdEnv)
-	if n := nopts + len(env) + 2 + 2 + 4; n > MaxArgs { // + --args N, --json-status-fd N, -- /bin/sh -c CMD
+	if n := nopts + len(env) + 2 + 2 + 2 + 4; n > MaxArgs { // + --args N, --json-status-fd N, --seccomp N, -- /bin/sh -c CMD
 		r.end(ctx, nil)
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlFSRead,
 			Reason: fmt.Sprintf("the sandbox needs %d bwrap arguments (%d masks, %d environment variables), more than bwrap's limit of %d", n, len(pr.Masks), len(req.Env), MaxArgs)}}}
@@ -369,7 +387,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.end(ctx, nil)
 		return nil, err
 	}
-	argv, extra, err := r.command(req, opts, env)
+	argv, extra, err := r.command(req, opts, env, pl.seccomp)
 	if err != nil {
 		r.end(ctx, nil)
 		return nil, err
@@ -393,8 +411,9 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 
 // command builds bwrap's argv and the descriptors it reads: the options
 // behind --args 3 (a pipe), the environment after them, --json-status-fd
-// on the next descriptor, then -- /bin/sh -c CMD.
-func (r *run) command(req *executor.Request, opts []byte, env []string) (argv []string, extra []*os.File, err error) {
+// on the next descriptor, the seccomp program (--seccomp, a pipe) when
+// there is one, then -- /bin/sh -c CMD.
+func (r *run) command(req *executor.Request, opts []byte, env []string, seccomp []byte) (argv []string, extra []*os.File, err error) {
 	x := r.x
 	argv = []string{x.feat.path}
 	inline := x.argsInline || !x.feat.argsFD
@@ -439,6 +458,21 @@ func (r *run) command(req *executor.Request, opts []byte, env []string) (argv []
 		r.files = append(r.files, sr, sw)
 		argv = append(argv, "--json-status-fd", strconv.Itoa(3+len(extra)))
 		extra = append(extra, sw)
+	}
+	if seccomp != nil {
+		// A few hundred bytes: the pipe's buffer holds them all.
+		fr, fw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, fmt.Errorf("bwrap executor: --seccomp pipe: %w", err)
+		}
+		r.files = append(r.files, fr)
+		_, err = fw.Write(seccomp)
+		fw.Close()
+		if err != nil {
+			return nil, nil, fmt.Errorf("bwrap executor: writing --seccomp: %w", err)
+		}
+		argv = append(argv, "--seccomp", strconv.Itoa(3+len(extra)))
+		extra = append(extra, fr)
 	}
 	if r.relayDir != "" {
 		argv = append(argv, "--ro-bind", r.relayExe, relayPath, "--bind", filepath.Join(r.relayDir, "proxy.sock"), relaySock,

@@ -5,16 +5,21 @@ package bwrap
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/mountpoints"
+	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -95,7 +100,9 @@ func TestPlanChecks(t *testing.T) {
 
 	checked := map[string]bool{}
 	for _, i := range pl.checks {
-		checked[pl.options[i].dest] = pl.options[i].placeholder
+		if abspath.Within(pl.options[i].dest, root) { // not the host's private files under /usr
+			checked[pl.options[i].dest] = pl.options[i].placeholder
+		}
 	}
 	assert.Equal(t, map[string]bool{filepath.Join(root, ".env"): false, filepath.Join(root, ".git"): true}, checked)
 	assert.Contains(t, pl.placeholders, filepath.Join(root, ".git"))
@@ -207,4 +214,42 @@ func TestMapSignal(t *testing.T) {
 		assert.Equal(t, tt.code, r.ExitCode, "%d", tt.in)
 		assert.Equal(t, tt.signal, r.Signal, "%d", tt.in)
 	}
+}
+
+// TestPlanSeccomp checks when the plan carries the seccomp program that
+// refuses socket(AF_UNIX) and io_uring (its semantics are
+// internal/seccompbpf's tests'): for a policy that names no socket, and
+// not for one whose path rule names a socket (the twin: that socket must
+// stay reachable, so the sockets found are masked instead and the gap is
+// declared).
+func TestPlanSeccomp(t *testing.T) {
+	root := testRoot(t)
+	sock := filepath.Join(root, "d.sock")
+	l, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	defer l.Close()
+	want, err := seccompbpf.Build(seccompbpf.Spec{Unix: true, IOURing: true}, runtime.GOARCH)
+	require.NoError(t, err)
+
+	p := policy.Coding.Policy()
+	pr, err := policyderive.Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	pl, err := newPlan(pr, true)
+	require.NoError(t, err)
+	assert.Equal(t, seccompbpf.Bytes(want), pl.seccomp)
+	assert.True(t, slices.ContainsFunc(pl.fidelity.Elements, func(e policyderive.Element) bool {
+		return e.Control == policyderive.ControlNetUnix && e.Class == policyderive.Exact && e.Subject == "unix sockets"
+	}), "net-unix is enforced")
+	assert.False(t, slices.ContainsFunc(pl.fidelity.Looser(), func(e policyderive.Element) bool { return e.Control == policyderive.ControlNetUnix }),
+		"no Unix-socket gap is left")
+
+	p.PathRules = append(p.PathRules, policy.PathRule{Pattern: sock, Action: policy.Allow})
+	pr, err = policyderive.Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	require.Equal(t, []string{sock}, pr.Sockets)
+	pl, err = newPlan(pr, true)
+	require.NoError(t, err)
+	assert.Nil(t, pl.seccomp, "a named socket: no filter")
+	assert.True(t, slices.ContainsFunc(pl.fidelity.Looser(), func(e policyderive.Element) bool { return e.Control == policyderive.ControlNetUnix }),
+		"and the gap is declared")
 }

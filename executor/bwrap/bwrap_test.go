@@ -415,11 +415,11 @@ func TestDescribe(t *testing.T) {
 	assert.True(t, caps.Sandboxed)
 	assert.False(t, caps.BestEffort)
 	for _, c := range []executor.Control{executor.ControlFSWrite, executor.ControlFSMetadata, executor.ControlProtect,
-		executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetAbstract, executor.ControlSignal,
+		executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix, executor.ControlNetAbstract, executor.ControlSignal,
 		executor.ControlProcessTree, executor.ControlProcInfo} {
 		assert.Contains(t, caps.Enforced, c)
 	}
-	for _, c := range []executor.Control{executor.ControlFSNewFiles, executor.ControlNetUnix, executor.ControlFSRead} {
+	for _, c := range []executor.Control{executor.ControlFSNewFiles, executor.ControlFSRead} {
 		g, ok := caps.Gap(c)
 		if assert.True(t, ok, "gap %s declared", c) {
 			assert.NotEmpty(t, g.Reason)

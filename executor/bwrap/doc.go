@@ -179,10 +179,16 @@
 //     ends; in between a host program running git there could execute a
 //     planted hook. Background processes are repaired when they exit and
 //     before every later command.
-//   - net-unix: a pathname Unix socket inside a read-only grant can be
-//     connected to (a read-only mount does not stop connect(2)). Sockets
-//     under /run are hidden, /tmp is private, and sockets outside the
-//     grants do not exist in the sandbox.
+//   - net-unix, only where the policy names a socket in a path rule or
+//     the allow-list relay runs (not root): a pathname Unix socket inside
+//     a read-only grant can then be connected to (a read-only mount does
+//     not stop connect(2)). Sockets under /run are hidden, /tmp is
+//     private, and sockets outside the grants do not exist in the
+//     sandbox. Everywhere else a seccomp filter (--seccomp, built by
+//     internal/seccompbpf, the landlock executor's builder) refuses
+//     socket(AF_UNIX), so no pathname socket can be reached wherever it
+//     lives; stricter: a Unix socket server inside the sandbox cannot run
+//     (socketpair works) and 32-bit (compat) programs do not run.
 //   - fs-read: paths are resolved when the sandbox starts; a directory
 //     replaced by a symbolic link between derivation and start (by a
 //     background process, say) is followed by bwrap's mount. Also, where

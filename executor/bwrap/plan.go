@@ -4,12 +4,14 @@ package bwrap
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -95,6 +97,10 @@ type plan struct {
 	// root, bwrap's own network namespace).
 	netns bool
 	relay string
+	// seccomp is the filter bwrap installs before the command (--seccomp):
+	// socket(AF_UNIX) refused, when the policy names no socket and no
+	// relay needs one; nil otherwise.
+	seccomp []byte
 }
 
 // UnknownOptionError reports a renderer argument the executor does not
@@ -139,6 +145,10 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 			Reason: "bwrap must be started in a private network namespace whose only listener is the proxy: " + netWhy.Error(),
 			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN)"})
 	}
+	seccomp, err := unixFilter(pr, relay, fid)
+	if err != nil {
+		return nil, err
+	}
 	placeholders := map[string]policyderive.Mask{}
 	for _, m := range pr.Placeholders() {
 		placeholders[m.Path] = m
@@ -147,7 +157,7 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}, netns: pr.Network == policy.NetworkAllowList, relay: relay}
+	pl := &plan{options: ops, fidelity: fid, placeholders: map[string]policyderive.Mask{}, netns: pr.Network == policy.NetworkAllowList, relay: relay, seccomp: seccomp}
 	for i, op := range ops {
 		if op.check {
 			pl.checks = append(pl.checks, i)
@@ -264,4 +274,27 @@ func assess(pl *plan, pr *policyderive.Profile) {
 	pl.looser = fid.Looser()
 	pl.blocking = sandboxrun.Gaps(fid.Blocking())
 	pl.guardTrees = sandboxrun.WritableTrees(pr)
+}
+
+// unixFilter returns the seccomp program that refuses socket(AF_UNIX),
+// and turns fid's declared Unix-socket gap into what it enforces: masks
+// hide the sockets the derivation finds, but no mount stops connect(2)
+// to a socket in a System tree, in trusted mode's read of the whole disk
+// or created while the command runs. Without AF_UNIX sockets none can be
+// reached; socketpair(2) still works. A policy that names a socket, and
+// the allow-list relay (which reaches the proxy through one), keep the
+// sockets and the declared gap; so does an architecture the filter
+// builder does not know.
+func unixFilter(pr *policyderive.Profile, relay string, fid *policyderive.Fidelity) ([]byte, error) {
+	if len(pr.Sockets) > 0 || relay != "" || !seccompbpf.Supported(runtime.GOARCH) {
+		return nil, nil
+	}
+	// io_uring too: its socket and connect operations do not pass
+	// through the system calls a filter sees.
+	prog, err := seccompbpf.Build(seccompbpf.Spec{Unix: true, IOURing: true}, runtime.GOARCH)
+	if err != nil {
+		return nil, err
+	}
+	sandboxrun.UnixSocketsRefused(fid, "a seccomp filter (bwrap --seccomp)", "32-bit (compat) programs do not run (every compat system call fails with ENOSYS), and io_uring is refused (EPERM)")
+	return seccompbpf.Bytes(prog), nil
 }

@@ -51,6 +51,9 @@ type spec struct {
 	// allowList: commands get a proxy listener inside the container's
 	// network namespace (policy.NetworkAllowList).
 	allowList bool
+	// noUnix: the container's seccomp profile refuses socket(AF_UNIX)
+	// (the policy names no socket; see seccompProfile).
+	noUnix bool
 }
 
 // box is one container of the executor.
@@ -120,7 +123,7 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 			dms[i].BindOptions = &bo
 		}
 	}
-	sp := &spec{mounts: dms, network: "none", fidelity: fid}
+	sp := &spec{mounts: dms, network: "none", fidelity: fid, noUnix: len(pr.Sockets) == 0 && x.seccompNoUnix != ""}
 	if pr.Network == policy.NetworkFull {
 		sp.network = x.cfg.fullNetwork()
 	}
@@ -162,7 +165,7 @@ func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, e
 			}
 		}
 	}
-	sp.key = mountKey(sp.mounts, sp.network)
+	sp.key = mountKey(sp.mounts, sp.network, sp.noUnix)
 	x.assess(sp, pr)
 	return sp, nil
 }
@@ -180,17 +183,18 @@ func (x *Executor) withoutVanished(sp *spec, pr *policyderive.Profile) *spec {
 		q.mounts = append(q.mounts, m)
 	}
 	q.vanished = nil
-	q.key = mountKey(q.mounts, q.network)
+	q.key = mountKey(q.mounts, q.network, q.noUnix)
 	return &q
 }
 
-// mountKey is a digest of everything a container's mounts and network
-// are made of: equal keys, the same container.
-func mountKey(ms []mount.Mount, network string) string {
+// mountKey is a digest of everything a container's mounts, network and
+// seccomp profile are made of: equal keys, the same container.
+func mountKey(ms []mount.Mount, network string, noUnix bool) string {
 	b, _ := json.Marshal(struct {
 		Mounts  []mount.Mount
 		Network string
-	}{ms, network})
+		NoUnix  bool
+	}{ms, network, noUnix})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -317,6 +321,9 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 			Detail: "a process that left the command's tree before it was killed (a double fork whose parent already exited) keeps running in the session's container until the container is removed (Close, or a change of mounts)",
 			Reason: sweepGap(x.sweeps)})
 	}
+	if sp.noUnix {
+		sandboxrun.UnixSocketsRefused(fid, "the container's seccomp profile", "32-bit programs cannot use the network (socketcall(2) is refused)")
+	}
 	if sp.network == "none" {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
 			Detail: "network mode none: a network namespace with only its own loopback (no TCP, UDP or abstract Unix sockets of the host)"})
@@ -378,7 +385,7 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 		Mounts:         sp.mounts,
 		ReadonlyRootfs: true,
 		CapDrop:        []string{"ALL"},
-		SecurityOpt:    x.securityOpt(),
+		SecurityOpt:    x.securityOpt(sp),
 		IpcMode:        container.IPCModePrivate,
 		// /proc read-only as a whole (the engine's default makes only
 		// a few of its trees so): /proc/PID/mem is the one way into
@@ -428,10 +435,13 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 	return b, nil
 }
 
-// securityOpt returns the container's security options.
-func (x *Executor) securityOpt() []string {
+// securityOpt returns the security options of sp's container.
+func (x *Executor) securityOpt(sp *spec) []string {
 	opts := []string{"no-new-privileges"}
-	if x.seccomp != "" {
+	switch {
+	case sp.noUnix:
+		opts = append(opts, "seccomp="+x.seccompNoUnix)
+	case x.seccomp != "":
 		opts = append(opts, "seccomp="+x.seccomp)
 	}
 	return opts

@@ -148,8 +148,15 @@
 //     and gets a new container that masks it, and the protected-path
 //     guard (internal/protectguard) removes or restores protected paths
 //     after every command.
-//   - net-unix: a read-only mount does not stop connect(2): Unix sockets
+//   - net-unix, only where the policy names a socket in a path rule or
+//     the client is not Linux (it sends the engine no profile of its
+//     own): a read-only mount does not stop connect(2), so Unix sockets
 //     inside granted trees can be reached (except container engines').
+//     Everywhere else the container's seccomp profile refuses
+//     socket(AF_UNIX) and socketcall(2) (unixRules): no pathname socket
+//     can be reached wherever it lives; stricter: a Unix socket server
+//     inside the container cannot run and 32-bit programs have no
+//     network. The profile is part of the container's key.
 //   - fs-read: mounts are resolved when the container starts; a directory
 //     replaced by a symbolic link between derivation and start is
 //     followed.

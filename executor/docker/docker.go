@@ -45,11 +45,14 @@ type Executor struct {
 	imageEnv []string // variable names of the image's environment
 	user     string
 	seccomp  string // the profile's JSON, "" for the engine's default
-	secDesc  string
-	owner    owner
-	id       string // LabelExecutor
-	deriver  *policyderive.Deriver
-	strays   int // stray containers removed by New
+	// seccompNoUnix is seccomp refusing socket(AF_UNIX) too, for the
+	// containers of policies that name no socket ("" where seccomp is "").
+	seccompNoUnix string
+	secDesc       string
+	owner         owner
+	id            string // LabelExecutor
+	deriver       *policyderive.Deriver
+	strays        int // stray containers removed by New
 
 	createMu sync.Mutex // serialises container creation
 	mu       sync.Mutex
@@ -131,7 +134,13 @@ func New(cfg Config) (*Executor, error) {
 	}
 	switch {
 	case eng.seccomp:
-		if x.seccomp, x.secDesc, err = seccompProfile(cfg.NestedUserNamespaces); err != nil {
+		if x.seccomp, x.secDesc, err = seccompProfile(cfg.NestedUserNamespaces, false); err == nil {
+			x.seccompNoUnix, _, err = seccompProfile(cfg.NestedUserNamespaces, true)
+			if x.seccompNoUnix != "" {
+				x.secDesc += "; for a policy that names no Unix socket, socket(AF_UNIX) and socketcall refused too"
+			}
+		}
+		if err != nil {
 			cli.Close()
 			return nil, err
 		}

@@ -122,8 +122,9 @@ func TestPartialSuffix(t *testing.T) {
 }
 
 func TestMountKeyStable(t *testing.T) {
-	assert.Equal(t, mountKey(nil, "none"), mountKey(nil, "none"))
-	assert.NotEqual(t, mountKey(nil, "none"), mountKey(nil, "host"))
+	assert.Equal(t, mountKey(nil, "none", true), mountKey(nil, "none", true))
+	assert.NotEqual(t, mountKey(nil, "none", true), mountKey(nil, "host", true))
+	assert.NotEqual(t, mountKey(nil, "none", true), mountKey(nil, "none", false), "another seccomp profile, another container")
 }
 
 func TestConfigDefaults(t *testing.T) {

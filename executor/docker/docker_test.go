@@ -72,7 +72,7 @@ func TestConformanceOutcomes(t *testing.T) {
 			cfg := mode.cfg(t)
 			newExecutor(t, cfg) // skips where no engine answers
 			rep, err := conformance.Check(t.Context(), func() (executor.Executor, error) { return docker.New(cfg) },
-				gitEnv, conformance.Select("filesystem", "protect", "net-unix-*", "net-abstract-unix"))
+				gitEnv, conformance.Select("filesystem", "protect", "net-unix-*", "socket-*", "net-abstract-unix"))
 			require.NoError(t, err)
 			gaps := map[string]bool{"denied-new-file": true, "trusted-denied-paths": true}
 			for _, c := range rep.Cases {
@@ -674,11 +674,11 @@ func TestDescribe(t *testing.T) {
 		assert.True(t, caps.Sandboxed)
 		assert.False(t, caps.BestEffort)
 		for _, c := range []executor.Control{executor.ControlFSWrite, executor.ControlFSMetadata, executor.ControlProtect,
-			executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcInfo,
+			executor.ControlNetTCP, executor.ControlNetUDP, executor.ControlNetUnix, executor.ControlNetAbstract, executor.ControlSignal, executor.ControlProcInfo,
 			executor.ControlProcessTree} {
 			assert.Contains(t, caps.Enforced, c)
 		}
-		for _, c := range []executor.Control{executor.ControlFSNewFiles, executor.ControlNetUnix} {
+		for _, c := range []executor.Control{executor.ControlFSNewFiles} {
 			g, ok := caps.Gap(c)
 			if assert.True(t, ok, "gap %s declared", c) {
 				assert.NotEmpty(t, g.Reason)

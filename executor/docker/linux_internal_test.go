@@ -17,6 +17,7 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 	"pgregory.net/rapid"
 
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -105,7 +106,7 @@ func TestRunnerScript(t *testing.T) {
 func TestSeccompConversion(t *testing.T) {
 	src := seccomp.DefaultProfile()
 	for _, nested := range []bool{false, true} {
-		p, err := convertSeccomp(src, !nested)
+		p, err := convertSeccomp(src, !nested, false)
 		require.NoError(t, err)
 		require.NotNil(t, p.DefaultErrnoRet)
 		assert.Equal(t, string(src.DefaultAction), p.DefaultAction)
@@ -142,7 +143,7 @@ func TestSeccompConversion(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), `"errno":`, "names of errnos are not sent")
 	}
-	js, desc, err := seccompProfile(false)
+	js, desc, err := seccompProfile(false, false)
 	require.NoError(t, err)
 	assert.True(t, json.Valid([]byte(js)))
 	assert.Contains(t, desc, "containers/common")
@@ -196,4 +197,53 @@ func TestHideEngine(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(fid.Elements, func(e policyderive.Element) bool {
 		return e.Class == policyderive.Stricter && strings.Contains(e.Detail, "rebuilt")
 	}), "reported as stricter")
+}
+
+// TestUnixRules evaluates the socket rules of the profile that refuses
+// AF_UNIX as the engine's libseccomp does (a rule matches when every
+// comparison holds; rules are alternatives): every domain from 2 to 63
+// is allowed but AF_NETLINK with NETLINK_AUDIT, AF_UNIX is not, also
+// with high bits set (the kernel reads the low 32). The profile carries
+// no other socket rule and no socketcall.
+func TestUnixRules(t *testing.T) {
+	match := func(a engineArg, args [3]uint64) bool {
+		v := args[a.Index]
+		switch a.Op {
+		case string(seccomp.OpNotEqual):
+			return v != a.Value
+		case string(seccomp.OpMaskedEqual):
+			return v&a.Value == a.ValueTwo
+		}
+		t.Fatalf("unexpected op %s", a.Op)
+		return false
+	}
+	allowed := func(args [3]uint64) bool {
+		for _, r := range unixRules() {
+			require.Equal(t, string(seccomp.ActAllow), r.Action)
+			if !slices.ContainsFunc(r.Args, func(a engineArg) bool { return !match(a, args) }) {
+				return true
+			}
+		}
+		return false
+	}
+	for d := uint64(0); d < 80; d++ {
+		want := d >= 2 && d <= 63
+		assert.Equal(t, want, allowed([3]uint64{d, 0, 0}), "domain %d", d)
+		assert.Equal(t, want, allowed([3]uint64{1<<32 | d, 0, 0}), "domain %d with high bits set", d)
+	}
+	assert.False(t, allowed([3]uint64{unix.AF_NETLINK, 0, unix.NETLINK_AUDIT}))
+	assert.True(t, allowed([3]uint64{unix.AF_NETLINK, 0, 0}))
+
+	p, err := convertSeccomp(seccomp.DefaultProfile(), true, true)
+	require.NoError(t, err)
+	n := 0
+	for _, s := range p.Syscalls {
+		if slices.Contains(s.Names, "socketcall") {
+			t.Errorf("socketcall is in a rule: %+v", s)
+		}
+		if slices.Contains(s.Names, "socket") {
+			n++
+		}
+	}
+	assert.Equal(t, len(unixRules()), n, "only unixRules name socket")
 }

@@ -15,9 +15,10 @@ import (
 // seccompProfile returns the containers/common default seccomp profile in
 // the JSON form the Docker API's SecurityOpt "seccomp=<json>" takes, and a
 // sentence describing it for Describe. Unless nestedUserns, the profile
-// also refuses to create namespaces (see Config.NestedUserNamespaces).
-func seccompProfile(nestedUserns bool) (string, string, error) {
-	p, err := convertSeccomp(seccomp.DefaultProfile(), !nestedUserns)
+// also refuses to create namespaces (see Config.NestedUserNamespaces);
+// with noUnix it refuses socket(AF_UNIX) too (see unixRules).
+func seccompProfile(nestedUserns, noUnix bool) (string, string, error) {
+	p, err := convertSeccomp(seccomp.DefaultProfile(), !nestedUserns, noUnix)
 	if err != nil {
 		return "", "", err
 	}
@@ -88,8 +89,9 @@ var tracing = []string{"ptrace", "process_vm_readv", "process_vm_writev", "pidfd
 
 // convertSeccomp converts a containers/common profile to the engine's
 // format. noNamespaces replaces the unconditional allow rules of unshare,
-// clone and clone3 by rules that refuse namespace creation.
-func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, error) {
+// clone and clone3 by rules that refuse namespace creation; noUnix
+// replaces every rule of socket and socketcall by unixRules.
+func convertSeccomp(p *seccomp.Seccomp, noNamespaces, noUnix bool) (*engineSeccomp, error) {
 	errno := func(name string, ret *uint) (*uint, error) {
 		if ret != nil {
 			v := *ret
@@ -140,6 +142,9 @@ func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, erro
 		if s.Action == seccomp.ActAllow {
 			names = slices.DeleteFunc(names, func(n string) bool { return slices.Contains(tracing, n) })
 		}
+		if noUnix {
+			names = slices.DeleteFunc(names, func(n string) bool { return n == "socket" || n == "socketcall" })
+		}
 		if len(names) == 0 {
 			continue
 		}
@@ -156,6 +161,9 @@ func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, erro
 	}
 	eperm := uint(unix.EPERM)
 	out.Syscalls = append(out.Syscalls, engineSyscall{Names: tracing, Action: string(seccomp.ActErrno), Args: []engineArg{}, ErrnoRet: &eperm})
+	if noUnix {
+		out.Syscalls = append(out.Syscalls, unixRules()...)
+	}
 	if noNamespaces {
 		enosys := uint(unix.ENOSYS)
 		s390 := []string{"s390", "s390x"}
@@ -175,4 +183,28 @@ func convertSeccomp(p *seccomp.Seccomp, noNamespaces bool) (*engineSeccomp, erro
 		)
 	}
 	return out, nil
+}
+
+// unixRules are the socket(2) rules of a profile that refuses AF_UNIX:
+// the domain (the first argument, an int: its low 32 bits, as the kernel
+// reads it) must be one of 2..63 but AF_NETLINK, or AF_NETLINK with a
+// protocol other than NETLINK_AUDIT (as the default profile allows
+// without CAP_AUDIT_WRITE, which the container does not have). Every
+// other domain, AF_UNIX among them, fails with the profile's default
+// error (EPERM). The allowed domains are aligned blocks tested with
+// masked equality: one rule cannot compare an argument twice, rules are
+// alternatives, and the engine's libseccomp refuses a rule of another
+// action beside them (EEXIST). socketcall(2), the 32-bit multiplexer
+// whose arguments a filter cannot read, is not allowed at all.
+func unixRules() []engineSyscall {
+	allow := func(args ...engineArg) engineSyscall {
+		return engineSyscall{Names: []string{"socket"}, Action: string(seccomp.ActAllow), Args: args}
+	}
+	var rules []engineSyscall
+	for _, b := range []struct{ lo, size uint64 }{{2, 2}, {4, 4}, {8, 8}, {17, 1}, {18, 2}, {20, 4}, {24, 8}, {32, 32}} {
+		rules = append(rules, allow(engineArg{Index: 0, Value: 0xffff_ffff &^ (b.size - 1), ValueTwo: b.lo, Op: string(seccomp.OpMaskedEqual)}))
+	}
+	return append(rules, allow(
+		engineArg{Index: 0, Value: 0xffff_ffff, ValueTwo: unix.AF_NETLINK, Op: string(seccomp.OpMaskedEqual)},
+		engineArg{Index: 2, Value: unix.NETLINK_AUDIT, Op: string(seccomp.OpNotEqual)}))
 }

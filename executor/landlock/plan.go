@@ -12,6 +12,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -75,7 +76,12 @@ const (
 	mountsUserNS
 )
 
-func (f filterSpec) empty() bool { return !f.inet && !f.unix && !f.ioURing && !f.kernelObjects }
+func (f filterSpec) empty() bool { return f.spec().Empty() }
+
+// spec is f as the filter builder takes it.
+func (f filterSpec) spec() seccompbpf.Spec {
+	return seccompbpf.Spec{Inet: f.inet, Unix: f.unix, IOURing: f.ioURing, KernelObjects: f.kernelObjects}
+}
 
 // plan is what Run enforces for one derived profile: the Landlock layer,
 // the seccomp filter, whether /proc is granted, the trees the guard

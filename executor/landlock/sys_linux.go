@@ -12,6 +12,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
+	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -39,11 +40,11 @@ func detect() features {
 			}
 		}
 	}
-	if _, ok := archs[runtime.GOARCH]; !ok {
+	if !seccompbpf.Supported(runtime.GOARCH) {
 		f.seccompWhy = "no system call table for " + runtime.GOARCH
 		return f
 	}
-	action := uint32(retErrno)
+	action := uint32(unix.SECCOMP_RET_ERRNO)
 	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_GET_ACTION_AVAIL, 0, uintptr(unsafe.Pointer(&action))); e != 0 {
 		f.seccompWhy = fmt.Sprintf("seccomp(SECCOMP_GET_ACTION_AVAIL): %v", e)
 		return f
@@ -63,13 +64,13 @@ const procAccess = ll.AccessFSReadFile | ll.AccessFSReadDir
 // Init): no_new_privs, no capabilities, the filter, then
 // landlock_restrict_self, and then the exec of the command.
 func newRuleset(pl *plan, log *slog.Logger) (*ruleset, error) {
-	ins, err := buildFilter(pl.filter, runtime.GOARCH)
+	ins, err := seccompbpf.Build(pl.filter.spec(), runtime.GOARCH)
 	if err != nil {
 		return nil, err
 	}
 	var prog []unix.SockFilter
 	for _, i := range ins {
-		prog = append(prog, unix.SockFilter{Code: i.code, Jt: i.jt, Jf: i.jf, K: i.k})
+		prog = append(prog, unix.SockFilter{Code: i.Code, Jt: i.Jt, Jf: i.Jf, K: i.K})
 	}
 	out := &ruleset{filter: encodeFilter(prog), mounts: pl.mounts}
 	if pl.mounts != mountsNone {

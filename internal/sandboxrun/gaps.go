@@ -127,3 +127,24 @@ func AllowListNoNamespace(why error) executor.Gap {
 	return executor.Gap{Control: executor.ControlNetAllowList,
 		Reason: "the network allow-list needs a private network namespace per command, and none can be made here (" + why.Error() + "); to proceed: run as root, or opt into best effort (the command then gets no network at all)"}
 }
+
+// UnixSocketsRefused turns fid's declared Unix-socket gap into what a
+// seccomp filter refusing socket(AF_UNIX), installed by how, enforces:
+// masks hide the sockets the derivation finds, but no mount stops
+// connect(2) to a socket in a System tree, in trusted mode's read of the
+// whole disk or created while the command runs; without AF_UNIX sockets
+// none can be reached. It adds what that costs as a stricter element;
+// compat says what becomes of 32-bit (compat) system calls, which could
+// reach socket(2) the filter does not see.
+func UnixSocketsRefused(fid *policyderive.Fidelity, how, compat string) {
+	for i, e := range fid.Elements {
+		if e.Control == policyderive.ControlNetUnix && e.Class == policyderive.Looser {
+			fid.Elements[i] = policyderive.Element{Class: policyderive.Exact, Subject: "unix sockets", Control: policyderive.ControlNetUnix,
+				Detail: how + " refuses socket(AF_UNIX): no pathname Unix socket can be connected to, wherever it lives"}
+		}
+	}
+	fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "unix sockets", Control: policyderive.ControlNetUnix,
+		Detail: "commands cannot create Unix sockets (socket(AF_UNIX) fails; socketpair works), so a server on a Unix socket inside the sandbox cannot run either; " + compat,
+		Reason: "connect(2) to a socket is not a file access a mount can stop; a filter cannot see the address, only the family",
+		Remedy: "name the socket a command needs in a path rule (the filter is then left out and the sockets the derivation finds stay hidden)"})
+}

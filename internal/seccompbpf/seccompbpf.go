@@ -1,9 +1,17 @@
-package landlock
+// Package seccompbpf builds the seccomp filters of the sandboxes that
+// install one (the landlock executor's command, bwrap's --seccomp) as
+// classic BPF over struct seccomp_data: a program small enough to read
+// whole, built as data and checked by a BPF interpreter in the tests, so
+// no C library (libseccomp) is needed at build or run time. Foreign
+// architectures and x32 calls fail with ENOSYS, io_uring, keyrings and
+// System V IPC with EPERM (as when the kernel disables them), denied
+// socket families with EACCES (as Landlock denials do).
+package seccompbpf
 
-import "fmt"
-
-// The seccomp filter is built here as data (classic BPF over struct
-// seccomp_data) and installed by the sandbox helper (helper_linux.go); seccomp_test.go runs it in a small BPF interpreter.
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // Classic BPF opcodes used by the filter (linux/filter.h, linux/bpf_common.h).
 const (
@@ -66,16 +74,54 @@ var archs = map[string]archInfo{
 		kernelObjects: []uint32{217, 218, 219, 194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187}},
 }
 
-// insn is one classic BPF instruction (struct sock_filter).
-type insn struct {
-	code   uint16
-	jt, jf uint8
-	k      uint32
+// Insn is one classic BPF instruction (struct sock_filter).
+type Insn struct {
+	Code   uint16
+	Jt, Jf uint8
+	K      uint32
+}
+
+// Spec says what a filter denies. The zero value denies nothing (Build
+// returns no program).
+type Spec struct {
+	// Inet denies socket(2) for every family but AF_UNIX (network none).
+	Inet bool
+	// Unix denies socket(2) for AF_UNIX: pathname Unix sockets that no
+	// mount or Landlock rule can keep a command from connecting to;
+	// socketpair(2) stays allowed.
+	Unix bool
+	// IOURing denies io_uring_setup, io_uring_enter and
+	// io_uring_register: io_uring performs socket operations without
+	// the system calls a filter sees.
+	IOURing bool
+	// KernelObjects denies the host's kernel keyrings (add_key,
+	// request_key, keyctl) and System V IPC (shm*, sem*, msg*).
+	KernelObjects bool
+}
+
+// Empty reports whether s denies nothing.
+func (s Spec) Empty() bool { return !s.Inet && !s.Unix && !s.IOURing && !s.KernelObjects }
+
+// Supported reports whether Build knows the system calls of arch (a
+// GOARCH).
+func Supported(arch string) bool { _, ok := archs[arch]; return ok }
+
+// Bytes returns prog as the kernel's struct sock_filter array in this
+// machine's byte order (little-endian on every supported architecture):
+// what bwrap's --seccomp reads from its descriptor.
+func Bytes(prog []Insn) []byte {
+	out := make([]byte, 0, 8*len(prog))
+	for _, in := range prog {
+		out = binary.LittleEndian.AppendUint16(out, in.Code)
+		out = append(out, in.Jt, in.Jf)
+		out = binary.LittleEndian.AppendUint32(out, in.K)
+	}
+	return out
 }
 
 // assembler resolves forward jumps to labels.
 type assembler struct {
-	prog   []insn
+	prog   []Insn
 	labels map[string]int
 	fixups []fixup
 }
@@ -85,25 +131,25 @@ type fixup struct {
 	jt, jf string
 }
 
-func (a *assembler) stmt(code uint16, k uint32) { a.prog = append(a.prog, insn{code: code, k: k}) }
+func (a *assembler) stmt(code uint16, k uint32) { a.prog = append(a.prog, Insn{Code: code, K: k}) }
 
 // jump appends a conditional jump to label jt when true, jf when false
 // ("" means the next instruction).
 func (a *assembler) jump(code uint16, k uint32, jt, jf string) {
 	a.fixups = append(a.fixups, fixup{at: len(a.prog), jt: jt, jf: jf})
-	a.prog = append(a.prog, insn{code: code, k: k})
+	a.prog = append(a.prog, Insn{Code: code, K: k})
 }
 
 func (a *assembler) label(name string) { a.labels[name] = len(a.prog) }
 
 func (a *assembler) ret(k uint32) { a.stmt(bpfRetK, k) }
 
-func (a *assembler) assemble() ([]insn, error) {
+func (a *assembler) assemble() ([]Insn, error) {
 	for _, f := range a.fixups {
 		for _, t := range []struct {
 			label string
 			off   *uint8
-		}{{f.jt, &a.prog[f.at].jt}, {f.jf, &a.prog[f.at].jf}} {
+		}{{f.jt, &a.prog[f.at].Jt}, {f.jf, &a.prog[f.at].Jf}} {
 			if t.label == "" {
 				continue
 			}
@@ -118,13 +164,10 @@ func (a *assembler) assemble() ([]insn, error) {
 	return a.prog, nil
 }
 
-// buildFilter returns the filter program for spec on arch, or nil when
-// spec denies nothing. Foreign-architecture and x32 system calls fail
-// with ENOSYS, io_uring, keyrings and System V IPC with EPERM (as when
-// the kernel disables them),
-// denied sockets with EACCES (as Landlock denials do).
-func buildFilter(spec filterSpec, arch string) ([]insn, error) {
-	if spec.empty() {
+// Build returns the filter program for spec on arch (a GOARCH), or nil
+// when spec denies nothing.
+func Build(spec Spec, arch string) ([]Insn, error) {
+	if spec.Empty() {
 		return nil, nil
 	}
 	ai, ok := archs[arch]
@@ -140,27 +183,27 @@ func buildFilter(spec filterSpec, arch string) ([]insn, error) {
 	if ai.x32 {
 		a.jump(bpfJgeK, x32SyscallBit, "enosys", "")
 	}
-	if spec.ioURing {
+	if spec.IOURing {
 		for _, nr := range []uint32{ai.ioURingSetup, ai.ioURingEnter, ai.ioURingRegister} {
 			a.jump(bpfJeqK, nr, "eperm", "")
 		}
 	}
-	if spec.kernelObjects {
+	if spec.KernelObjects {
 		for _, nr := range ai.kernelObjects {
 			a.jump(bpfJeqK, nr, "eperm", "")
 		}
 	}
-	if spec.inet || spec.unix {
+	if spec.Inet || spec.Unix {
 		a.jump(bpfJeqK, ai.socket, "socket", "")
 	}
 	a.ret(retAllow)
-	if spec.inet || spec.unix {
+	if spec.Inet || spec.Unix {
 		a.label("socket")
 		a.stmt(bpfLdWAbs, offArg0)
 		switch {
-		case spec.inet && spec.unix:
+		case spec.Inet && spec.Unix:
 			a.ret(retErrno | errEACCES)
-		case spec.inet:
+		case spec.Inet:
 			a.jump(bpfJeqK, afUnix, "allow", "")
 			a.ret(retErrno | errEACCES)
 		default:

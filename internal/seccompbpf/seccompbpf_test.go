@@ -1,4 +1,4 @@
-package landlock
+package seccompbpf
 
 import (
 	"encoding/binary"
@@ -19,7 +19,7 @@ type call struct {
 // runBPF interprets the subset of classic BPF the filter uses, like the
 // kernel's seccomp checker would: unknown instructions, loads out of
 // bounds and running off the end are errors.
-func runBPF(prog []insn, c call) (uint32, error) {
+func runBPF(prog []Insn, c call) (uint32, error) {
 	var data [dataSize]byte
 	binary.LittleEndian.PutUint32(data[offNr:], c.nr)
 	binary.LittleEndian.PutUint32(data[offArch:], c.arch)
@@ -27,26 +27,26 @@ func runBPF(prog []insn, c call) (uint32, error) {
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
-		switch in.code {
+		switch in.Code {
 		case bpfLdWAbs:
-			if in.k%4 != 0 || in.k+4 > dataSize {
-				return 0, fmt.Errorf("pc %d: load out of bounds at %d", pc, in.k)
+			if in.K%4 != 0 || in.K+4 > dataSize {
+				return 0, fmt.Errorf("pc %d: load out of bounds at %d", pc, in.K)
 			}
-			a = binary.LittleEndian.Uint32(data[in.k:])
+			a = binary.LittleEndian.Uint32(data[in.K:])
 		case bpfJeqK, bpfJgeK:
-			ok := a == in.k
-			if in.code == bpfJgeK {
-				ok = a >= in.k
+			ok := a == in.K
+			if in.Code == bpfJgeK {
+				ok = a >= in.K
 			}
 			if ok {
-				pc += int(in.jt)
+				pc += int(in.Jt)
 			} else {
-				pc += int(in.jf)
+				pc += int(in.Jf)
 			}
 		case bpfRetK:
-			return in.k, nil
+			return in.K, nil
 		default:
-			return 0, fmt.Errorf("pc %d: unknown instruction %#x", pc, in.code)
+			return 0, fmt.Errorf("pc %d: unknown instruction %#x", pc, in.Code)
 		}
 	}
 	return 0, fmt.Errorf("ran off the end of the program")
@@ -65,16 +65,16 @@ func TestSeccompFilter(t *testing.T) {
 		afNETLINK = 16
 		afVSOCK   = 40
 	)
-	specs := map[string]filterSpec{
-		"none":      {inet: true, unix: true, ioURing: true, kernelObjects: true},
-		"none abi9": {inet: true, ioURing: true, kernelObjects: true},
-		"full":      {unix: true, ioURing: true, kernelObjects: true},
-		"full abi9": {ioURing: true},
+	specs := map[string]Spec{
+		"none":      {Inet: true, Unix: true, IOURing: true, KernelObjects: true},
+		"none abi9": {Inet: true, IOURing: true, KernelObjects: true},
+		"full":      {Unix: true, IOURing: true, KernelObjects: true},
+		"full abi9": {IOURing: true},
 	}
 	for arch, ai := range archs {
 		for name, spec := range specs {
 			t.Run(arch+" "+name, func(t *testing.T) {
-				prog, err := buildFilter(spec, arch)
+				prog, err := Build(spec, arch)
 				require.NoError(t, err)
 				require.NotEmpty(t, prog)
 				socket := func(fam uint64) call { return call{arch: ai.audit, nr: ai.socket, arg0: fam} }
@@ -95,16 +95,16 @@ func TestSeccompFilter(t *testing.T) {
 					{"io_uring_enter", call{arch: ai.audit, nr: ai.ioURingEnter}, eperm},
 					{"io_uring_register", call{arch: ai.audit, nr: ai.ioURingRegister}, eperm},
 					{"foreign architecture", call{arch: 0x40000003, nr: ai.socket, arg0: afUnix}, enosys},
-					{"AF_UNIX", socket(afUnix), want(spec.unix)},
-					{"AF_UNIX with high bits set", socket(1<<32 | afUnix), want(spec.unix)},
-					{"AF_INET", socket(afINET), want(spec.inet)},
-					{"AF_INET6", socket(afINET6), want(spec.inet)},
-					{"AF_NETLINK", socket(afNETLINK), want(spec.inet)},
-					{"AF_VSOCK", socket(afVSOCK), want(spec.inet)},
+					{"AF_UNIX", socket(afUnix), want(spec.Unix)},
+					{"AF_UNIX with high bits set", socket(1<<32 | afUnix), want(spec.Unix)},
+					{"AF_INET", socket(afINET), want(spec.Inet)},
+					{"AF_INET6", socket(afINET6), want(spec.Inet)},
+					{"AF_NETLINK", socket(afNETLINK), want(spec.Inet)},
+					{"AF_VSOCK", socket(afVSOCK), want(spec.Inet)},
 				}
 				for _, nr := range ai.kernelObjects {
 					want := uint32(allow)
-					if spec.kernelObjects {
+					if spec.KernelObjects {
 						want = eperm
 					}
 					cases = append(cases, struct {
@@ -131,9 +131,9 @@ func TestSeccompFilter(t *testing.T) {
 }
 
 func TestSeccompFilterEmpty(t *testing.T) {
-	prog, err := buildFilter(filterSpec{}, "amd64")
+	prog, err := Build(Spec{}, "amd64")
 	require.NoError(t, err)
 	assert.Nil(t, prog, "nothing to deny: no filter")
-	_, err = buildFilter(filterSpec{ioURing: true}, "mips")
+	_, err = Build(Spec{IOURing: true}, "mips")
 	assert.Error(t, err)
 }
