@@ -503,3 +503,10 @@ func TestLocalZeroValue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "zero\n", string(res.Stdout))
 }
+
+// ExactEnvCommand unsets the shell's default PATH only where the
+// environment names none; the twin keeps a given PATH.
+func TestExactEnvCommand(t *testing.T) {
+	assert.Equal(t, "unset PATH\nls", executor.ExactEnvCommand([]string{"HOME=/h"}, "ls"))
+	assert.Equal(t, "ls", executor.ExactEnvCommand([]string{"PATH=/bin"}, "ls"))
+}

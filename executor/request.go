@@ -3,6 +3,7 @@ package executor
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -43,4 +44,16 @@ func (r *Request) ValidateSandboxed() error {
 		}
 	}
 	return nil
+}
+
+// ExactEnvCommand returns cmd as a shell must run it for the command's
+// environment to be exactly env: prefixed with "unset PATH" when env sets
+// no PATH, because a shell started without one (busybox's sh, the shell
+// of the docker and kubernetes images) exports a default of its own. The
+// shell still finds its builtins and applets without PATH.
+func ExactEnvCommand(env []string, cmd string) string {
+	if slices.ContainsFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
+		return cmd
+	}
+	return "unset PATH\n" + cmd
 }

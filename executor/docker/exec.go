@@ -420,8 +420,8 @@ loop:
 // when Request.Env has none, unsetting it first keeps the environment
 // exactly Request.Env (busybox still finds its commands without PATH).
 func (x *Executor) command(req *executor.Request) string {
-	if x.pathProbe && !slices.ContainsFunc(req.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
-		return "unset PATH\n" + req.Command
+	if x.pathProbe {
+		return executor.ExactEnvCommand(req.Env, req.Command)
 	}
 	return req.Command
 }

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -496,12 +495,7 @@ func (s *session) exec(req *executor.Request, background bool) (*command, error)
 	if wr.Dir == "" {
 		wr.Dir = req.Root
 	}
-	if !slices.ContainsFunc(req.Env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }) {
-		// busybox's sh exports a PATH of its own when it starts without
-		// one; the environment must be exactly Request.Env (busybox still
-		// finds its applets without PATH).
-		wr.Command = "unset PATH\n" + wr.Command
-	}
+	wr.Command = executor.ExactEnvCommand(req.Env, wr.Command)
 	if wr.Policy.Network == policy.NetworkAllowList {
 		// Best effort only (strict mode refused it): no proxy in the pod.
 		wr.Policy.Network = policy.NetworkNone
