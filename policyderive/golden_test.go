@@ -155,7 +155,7 @@ func TestGolden(t *testing.T) {
 func renderPod(t *testing.T, pr *Profile, base string) string {
 	labels := map[string]string{"cordon.dev/session": "golden"}
 	r, f := PodSpec(pr, PodOptions{Image: "cordon-pod:test", PullPolicy: "Never", Helper: "/usr/local/bin/cordon-pod",
-		UID: 1000, GID: 1000, LeaseTimeout: "2m0s", Labels: labels})
+		UID: 1000, GID: 1000, AttachTimeout: "2m0s", Labels: labels})
 	y, err := r.YAML("golden", "default", labels)
 	require.NoError(t, err)
 	out := fmt.Sprintf("== pod\n%s-- fidelity\n%s", y, f)

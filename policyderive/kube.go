@@ -64,9 +64,9 @@ type PodOptions struct {
 	// HostNetworkWhenFull sets hostNetwork when the profile's network is
 	// full (the node's network namespace instead of the pod network).
 	HostNetworkWhenFull bool
-	// LeaseTimeout is how long cordon-pod init waits for the executor's
-	// lease before it ends the pod.
-	LeaseTimeout string
+	// AttachTimeout is how long cordon-pod init waits for the executor's
+	// session (cordon-pod serve) to attach before it ends the pod.
+	AttachTimeout string
 	// Labels select the session's pods (the NetworkPolicy's selector).
 	Labels map[string]string
 }
@@ -115,8 +115,8 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 			ProcMount:                new(corev1.DefaultProcMount),
 		},
 	}
-	if opts.LeaseTimeout != "" {
-		c.Command = append(c.Command, "-lease-timeout", opts.LeaseTimeout)
+	if opts.AttachTimeout != "" {
+		c.Command = append(c.Command, "-attach-timeout", opts.AttachTimeout)
 	}
 	sc := &corev1.PodSecurityContext{SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}}
 	if opts.SeccompLocalhost != "" {

@@ -21,11 +21,11 @@ func TestPodSpecOptions(t *testing.T) {
 	require.NoError(t, err)
 	res := corev1.ResourceRequirements{Limits: corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("1Gi")}}
 	r, f := PodSpec(pr, PodOptions{Image: "img", Helper: "/h", UID: 1000, GID: 1001, RuntimeClassName: "gvisor",
-		SeccompLocalhost: "profiles/cordon.json", Resources: res, LeaseTimeout: "1m0s", Labels: map[string]string{"s": "x"}})
+		SeccompLocalhost: "profiles/cordon.json", Resources: res, AttachTimeout: "1m0s", Labels: map[string]string{"s": "x"}})
 	spec := r.Pod
 	require.Len(t, spec.Containers, 1)
 	c := spec.Containers[0]
-	assert.Equal(t, []string{"/h", "init", "-lease-timeout", "1m0s"}, c.Command)
+	assert.Equal(t, []string{"/h", "init", "-attach-timeout", "1m0s"}, c.Command)
 	assert.Equal(t, res, c.Resources)
 	assert.Equal(t, "gvisor", *spec.RuntimeClassName)
 	assert.Equal(t, corev1.SeccompProfileTypeLocalhost, spec.SecurityContext.SeccompProfile.Type)

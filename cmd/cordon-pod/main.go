@@ -1,6 +1,6 @@
 // Command cordon-pod is the kubernetes executor's helper inside the
-// session pod: its PID 1 (init), the session lease (lease) and the
-// sandbox every command runs in (run). See package
+// session pod: its PID 1 (init), the session every command runs over
+// (serve) and the sandbox's own description (describe). See package
 // executor/kubernetes/podhelper. It belongs in the pod's image at
 // kubernetes.DefaultHelper, built with CGO_ENABLED=0:
 //

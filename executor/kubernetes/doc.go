@@ -48,7 +48,7 @@
 // command and lets the guard repair, PID 1 exits, the kernel kills every
 // process of the pod, the Job finishes and its TTL deletes it with the
 // pod. A pod no session attached to ends itself after
-// DefaultLeaseTimeout. The session counts as started only when serve has
+// DefaultAttachTimeout. The session counts as started only when serve has
 // answered its Ready line.
 
 // Later commands derive again: when the rendering is the same (a digest

@@ -41,9 +41,9 @@ const DefaultHelper = "/usr/local/bin/cordon-pod"
 const (
 	// DefaultStartTimeout bounds how long a session pod may take to run.
 	DefaultStartTimeout = 2 * time.Minute
-	// DefaultLeaseTimeout is how long a new pod waits for the executor's
-	// lease before it ends itself.
-	DefaultLeaseTimeout = 2 * time.Minute
+	// DefaultAttachTimeout is how long a new pod waits for the executor's
+	// session (cordon-pod serve) to attach before it ends itself.
+	DefaultAttachTimeout = 2 * time.Minute
 )
 
 // Labels on every object the executor creates.
@@ -304,7 +304,7 @@ func PodOptions(cfg Config, uid, gid int64, labels map[string]string) policyderi
 		Image: cfg.Image, PullPolicy: cfg.PullPolicy, Helper: cmp.Or(cfg.Helper, DefaultHelper),
 		Claim: cfg.Claim, UID: uid, GID: gid, RuntimeClassName: cfg.RuntimeClassName,
 		SeccompLocalhost: cfg.SeccompLocalhost, Resources: cfg.Resources, HostNetworkWhenFull: cfg.HostNetworkWhenFull,
-		LeaseTimeout: DefaultLeaseTimeout.String(), Labels: labels,
+		AttachTimeout: DefaultAttachTimeout.String(), Labels: labels,
 	}
 }
 

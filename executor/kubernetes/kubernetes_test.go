@@ -127,7 +127,7 @@ func TestCloseDeletesSession(t *testing.T) {
 }
 
 // TestKilledCaller: a caller killed with SIGKILL, with no Close, leaves
-// no pod: the lease ends, PID 1 exits, the Job finishes and its TTL
+// no pod: the session's exec ends, PID 1 exits, the Job finishes and its TTL
 // deletes it and the pod. Checked with the API.
 func TestKilledCaller(t *testing.T) {
 	cfg := kubeConfig(t)

@@ -8,7 +8,7 @@
 // Three subcommands:
 //
 //   - init: the pod's PID 1. It reaps orphans and exits on SIGTERM or
-//     SIGINT, or when no session attached within -lease-timeout. When it
+//     SIGINT, or when no session attached within -attach-timeout. When it
 //     exits, the kernel kills every process of the pod's PID namespace,
 //     and the pod's Job finishes (and is deleted by its TTL).
 //   - serve: held by the executor as one exec for the whole session; it
@@ -53,7 +53,7 @@ func Main() {
 	switch os.Args[1] {
 	case "init":
 		fs := flag.NewFlagSet("init", flag.ExitOnError)
-		timeout := fs.Duration("lease-timeout", 2*time.Minute, "exit when no session attached within this time")
+		timeout := fs.Duration("attach-timeout", 2*time.Minute, "exit when no session attached within this time")
 		_ = fs.Parse(os.Args[2:])
 		err = initMain(*timeout)
 	case "serve":
