@@ -9,6 +9,7 @@ import (
 	"runtime"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 // Executor runs commands under bubblewrap, which exists only on Linux:
@@ -57,6 +58,11 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 // Args fails with *executor.UnavailableError.
 func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
 	return nil, unavailable()
+}
+
+// Explain fails with *executor.UnavailableError.
+func (x *Executor) Explain(ctx context.Context, req *executor.Request) ([]string, *policyderive.Fidelity, error) {
+	return nil, nil, unavailable()
 }
 
 // Describe reports an executor that enforces nothing here.
