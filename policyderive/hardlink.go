@@ -38,10 +38,45 @@ func (dv *derivation) hardLinks() error {
 	if !inodesListed {
 		return nil
 	}
-	var files []linkedFile
+	files, over := dv.linkedMasked()
+	if len(over) > 0 {
+		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: ControlFSRead,
+			Detail: fmt.Sprintf("files below %s were not all examined for other names (more than %d entries)", strings.Join(over, ", "), maxLinkWalk),
+			Reason: "the search for hard links below masked directories is bounded",
+			Remedy: "keep denied directories small, or opt into best effort"})
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	others, err := dv.d.otherNames(dv.ctx, dv.root, dv.scope[1:], files, dv.d.opts)
+	if err != nil {
+		var lerr *scan.LimitError
+		if errors.As(err, &lerr) {
+			dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: ControlFSRead,
+				Detail: fmt.Sprintf("the other names of %d denied or protected files with several links are not masked: the search exceeded its %s limit", len(files), lerr.Limit),
+				Reason: "a partial search would be unsound, so none is used",
+				Remedy: "narrow the grants, raise Options.MaxEntries or Timeout, or opt into best effort"})
+			return nil
+		}
+		return err
+	}
+	for _, o := range others {
+		if _, ok := dv.masks[o.path]; ok {
+			continue
+		}
+		m := o.m
+		dv.addMask(Mask{Path: o.path, Kind: m.Kind, Exists: true, Rule: m.Rule, Reason: "hard link", For: o.of})
+	}
+	return nil
+}
+
+// linkedMasked returns the masked files with more than one link: the
+// masked files themselves and the regular files below masked
+// directories, examined up to maxLinkWalk entries in all; over lists the
+// masked directories whose files were not all examined.
+func (dv *derivation) linkedMasked() (files []linkedFile, over []string) {
 	seen := map[FileID]bool{}
 	budget := maxLinkWalk
-	var over []string
 	add := func(p string, fi fs.FileInfo, m Mask) {
 		id, nlink, ok := fileID(fi)
 		if !ok || nlink < 2 || !fi.Mode().IsRegular() || seen[id] {
@@ -74,35 +109,7 @@ func (dv *derivation) hardLinks() error {
 			over = append(over, p)
 		}
 	}
-	if len(over) > 0 {
-		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: ControlFSRead,
-			Detail: fmt.Sprintf("files below %s were not all examined for other names (more than %d entries)", strings.Join(over, ", "), maxLinkWalk),
-			Reason: "the search for hard links below masked directories is bounded",
-			Remedy: "keep denied directories small, or opt into best effort"})
-	}
-	if len(files) == 0 {
-		return nil
-	}
-	others, err := dv.d.otherNames(dv.ctx, dv.root, dv.scope[1:], files, dv.d.opts)
-	if err != nil {
-		var lerr *scan.LimitError
-		if errors.As(err, &lerr) {
-			dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: ControlFSRead,
-				Detail: fmt.Sprintf("the other names of %d denied or protected files with several links are not masked: the search exceeded its %s limit", len(files), lerr.Limit),
-				Reason: "a partial search would be unsound, so none is used",
-				Remedy: "narrow the grants, raise Options.MaxEntries or Timeout, or opt into best effort"})
-			return nil
-		}
-		return err
-	}
-	for _, o := range others {
-		if _, ok := dv.masks[o.path]; ok {
-			continue
-		}
-		m := o.m
-		dv.addMask(Mask{Path: o.path, Kind: m.Kind, Exists: true, Rule: m.Rule, Reason: "hard link", For: o.of})
-	}
-	return nil
+	return files, over
 }
 
 var errLinkBudget = errors.New("hard link search budget exhausted")

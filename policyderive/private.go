@@ -156,27 +156,13 @@ func PrivateSystemLinks(ctx context.Context, c *policy.Checker) (map[FileID]stri
 			return nil, fmt.Errorf("%s: %s", n.Subject, n.Detail)
 		}
 	}
-	out := map[FileID]string{}
-	add := func(p string, fi fs.FileInfo) {
-		if id, nlink, ok := fileID(fi); ok && nlink > 1 && fi.Mode().IsRegular() {
-			if _, dup := out[id]; !dup {
-				out[id] = p
-			}
-		}
+	files, over := dv.linkedMasked()
+	if len(over) > 0 {
+		return nil, fmt.Errorf("examining the files below the private directories %v: more than %d entries", over, maxLinkWalk)
 	}
-	budget := maxLinkWalk
-	for p, m := range dv.masks {
-		fi, err := os.Lstat(p)
-		if err != nil {
-			continue
-		}
-		if !m.Dir || !fi.IsDir() {
-			add(p, fi)
-			continue
-		}
-		if err := walkFiles(p, &budget, add); err != nil {
-			return nil, fmt.Errorf("examining the files below the private directory %s: more than %d entries", p, maxLinkWalk)
-		}
+	out := make(map[FileID]string, len(files))
+	for _, f := range files {
+		out[f.id] = f.path
 	}
 	return out, nil
 }
