@@ -322,7 +322,7 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 			Reason: sweepGap(x.sweeps)})
 	}
 	if sp.noUnix {
-		sandboxrun.UnixSocketsRefused(fid, "the container's seccomp profile", "32-bit programs cannot use the network (socketcall(2) is refused)")
+		sandboxrun.UnixSocketsRefused(fid, "the container's seccomp profile", "32-bit programs that reach sockets through socketcall(2) (the multiplexer a filter cannot read) get EPERM")
 	}
 	if sp.network == "none" {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,

@@ -155,8 +155,9 @@
 //     Everywhere else the container's seccomp profile refuses
 //     socket(AF_UNIX) and socketcall(2) (unixRules): no pathname socket
 //     can be reached wherever it lives; stricter: a Unix socket server
-//     inside the container cannot run and 32-bit programs have no
-//     network. The profile is part of the container's key.
+//     inside the container cannot run, and 32-bit programs that use
+//     socketcall(2) get no sockets. The profile is part of the
+//     container's key.
 //   - fs-read: mounts are resolved when the container starts; a directory
 //     replaced by a symbolic link between derivation and start is
 //     followed.
