@@ -4,12 +4,14 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/conformance/internal/canary"
@@ -172,7 +174,15 @@ func caseProxyBypass(c *caseRun) {
 }
 
 func caseProxyPortElsewhere(c *caseRun) {
-	cn, err := canary.TCPAt(net.JoinHostPort("127.0.0.2", strconv.Itoa(policyderive.ProxyPort)))
+	// The address is fixed, so suites running at the same time (the
+	// test packages of several backends) take turns: a busy port is
+	// waited for, briefly, before the case gives up as unsupported.
+	addr := net.JoinHostPort("127.0.0.2", strconv.Itoa(policyderive.ProxyPort))
+	cn, err := canary.TCPAt(addr)
+	for deadline := time.Now().Add(90 * time.Second); errors.Is(err, syscall.EADDRINUSE) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		cn, err = canary.TCPAt(addr)
+	}
 	if err != nil {
 		c.unsupportedf("listening on 127.0.0.2:%d on the host: %v", policyderive.ProxyPort, err)
 	}
