@@ -30,6 +30,13 @@ type Request struct {
 	Root string
 	// Home is the user's home directory ("" when unknown).
 	Home string
+	// Checker, when set, is Policy compiled for Root and Home
+	// (policy.NewChecker): a sandboxing executor derives from it and
+	// compiles nothing per command. It must be the compilation of this
+	// request's fields: Policy is Checker.Policy() and Root and Home are
+	// its Root and Home (see Compile). Nil: the executor compiles Policy
+	// for every command.
+	Checker *policy.Checker
 	// Grants are the paths approved for this one command.
 	Grants []policy.Grant
 	// OutputLimit is the number of bytes kept per stream (head and tail,

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // ValidateSandboxed checks what every sandboxing executor needs of a
@@ -21,6 +23,12 @@ func (r *Request) ValidateSandboxed() error {
 		return &RequestError{Field: "Request", Value: "<nil>", Reason: "no request"}
 	case r.Policy == nil:
 		return &RequestError{Field: "Policy", Value: "<nil>", Reason: "a sandboxing executor derives its sandbox from the policy"}
+	case r.Checker != nil && r.Checker.Policy() != r.Policy:
+		return &RequestError{Field: "Checker", Value: "<checker>", Reason: "not the compilation of the request's Policy (Policy must be Checker.Policy())"}
+	case r.Checker != nil && r.Checker.Root() != r.Root:
+		return &RequestError{Field: "Root", Value: r.Root, Reason: fmt.Sprintf("not the Checker's root %q", r.Checker.Root())}
+	case r.Checker != nil && r.Checker.Home() != r.Home:
+		return &RequestError{Field: "Home", Value: r.Home, Reason: fmt.Sprintf("not the Checker's home %q", r.Checker.Home())}
 	case r.Root == "" || !filepath.IsAbs(r.Root):
 		return &RequestError{Field: "Root", Value: r.Root, Reason: "no absolute workspace root"}
 	case r.Dir != "" && !filepath.IsAbs(r.Dir):
@@ -44,6 +52,33 @@ func (r *Request) ValidateSandboxed() error {
 		}
 	}
 	return nil
+}
+
+// Compile sets r.Checker to r.Policy compiled for r.Root and r.Home, and
+// Policy, Root and Home to the checker's (the normalised policy, the
+// resolved root and home), so that executors compile nothing per command.
+// It is the constructor for callers that have only a Policy; a workspace
+// compiles its policy once and sets Checker itself.
+func (r *Request) Compile() error {
+	if r.Policy == nil {
+		return &RequestError{Field: "Policy", Value: "<nil>", Reason: "no policy to compile"}
+	}
+	c, err := policy.NewChecker(r.Policy, r.Root, r.Home)
+	if err != nil {
+		return err
+	}
+	r.Checker, r.Policy, r.Root, r.Home = c, c.Policy(), c.Root(), c.Home()
+	return nil
+}
+
+// Compiled returns the request's compiled policy: Checker when set, else
+// Policy compiled for Root and Home (again on every call). Call it after
+// ValidateSandboxed.
+func (r *Request) Compiled() (*policy.Checker, error) {
+	if r.Checker != nil {
+		return r.Checker, nil
+	}
+	return policy.NewChecker(r.Policy, r.Root, r.Home)
 }
 
 // ExactEnvCommand returns cmd as a shell must run it for the command's

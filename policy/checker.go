@@ -3,7 +3,17 @@ package policy
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
+
+// compiled counts NewChecker calls (CheckersCompiled).
+var compiled atomic.Uint64
+
+// CheckersCompiled returns how many times NewChecker has been called in
+// this process. It is a diagnostic: a workspace compiles its policy once,
+// and an executor given a compiled request (executor.Request.Checker)
+// compiles none per command, which tests check with it.
+func CheckersCompiled() uint64 { return compiled.Load() }
 
 // Checker is a Policy compiled against a workspace root and a home
 // directory. It is immutable and safe for concurrent use.
@@ -23,6 +33,7 @@ type Checker struct {
 // home means "unknown": "~" patterns then match nothing and "~" paths are
 // errors; it never means "/". The checker keeps a normalised copy of p.
 func NewChecker(p *Policy, root, home string) (*Checker, error) {
+	compiled.Add(1)
 	if p == nil {
 		p = &Policy{}
 	}

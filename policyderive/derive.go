@@ -103,6 +103,16 @@ func (d *Deriver) Derive(ctx context.Context, p *policy.Policy, root, home, cwd 
 	if err != nil {
 		return nil, err
 	}
+	return d.DeriveCompiled(ctx, c, cwd, grants)
+}
+
+// DeriveCompiled is Derive of a policy already compiled (c holds the
+// policy, the resolved root and home): an executor derives every command
+// from the checker its request carries and compiles nothing per command.
+func (d *Deriver) DeriveCompiled(ctx context.Context, c *policy.Checker, cwd string, grants []policy.Grant) (*Profile, error) {
+	if c == nil {
+		return nil, &InputError{What: "checker", Value: "<nil>", Problem: "no compiled policy"}
+	}
 	dv := &derivation{ctx: ctx, d: d, c: c, p: c.Policy(), root: c.Root(), home: c.Home(), rules: c.Rules()}
 	return dv.run(cwd, grants)
 }

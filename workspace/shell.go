@@ -196,6 +196,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 		Dir:         dir,
 		Env:         s.ws.commandEnv(),
 		Policy:      s.ws.checker.Policy(),
+		Checker:     s.ws.checker,
 		Root:        s.ws.Root(),
 		Home:        s.ws.Home(),
 		Grants:      grants,

@@ -197,6 +197,9 @@ func (a *app) measure(ctx context.Context, o *benchOptions, list []*backend, ws 
 		defer closeExecutor(x)
 		req := &executor.Request{Command: "true", Dir: ws.root, Env: env, Timeout: 5 * time.Minute,
 			Policy: ws.policy, Root: ws.root, Home: ws.home}
+		if err := req.Compile(); err != nil { // compiled once, as a workspace does
+			return nil, 0, setupError(fmt.Errorf("bench: %w", err))
+		}
 		runners = append(runners, &benchRunner{name: b.Name, run: func(ctx context.Context) error {
 			res, err := x.Run(ctx, req)
 			if err != nil {

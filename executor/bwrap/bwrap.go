@@ -78,8 +78,8 @@ type Executor struct {
 	// argsInline puts every option on bwrap's command line instead of
 	// behind --args (for the benchmark comparing the two).
 	argsInline bool
-	// derive is x.deriver.Derive (tests substitute a stale profile).
-	derive func(ctx context.Context, p *policy.Policy, root, home, cwd string, grants []policy.Grant) (*policyderive.Profile, error)
+	// derive is x.deriver.DeriveCompiled (tests substitute a stale profile).
+	derive func(ctx context.Context, pc *policy.Checker, cwd string, grants []policy.Grant) (*policyderive.Profile, error)
 }
 
 type planEntry struct {
@@ -125,7 +125,7 @@ func New(cfg Config) (*Executor, error) {
 		net:      netallow.NewGate(cfg.Logger),
 		closed:   make(chan struct{}),
 	}
-	x.derive = x.deriver.Derive
+	x.derive = x.deriver.DeriveCompiled
 	for _, b := range cfg.ExtraBinds {
 		p := filepath.Clean(b.Path)
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -588,8 +588,12 @@ func awaitExit(pid int, d time.Duration) {
 // sandbox matches the tree as it is now.
 func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderive.Profile, *plan, map[int]bool, []policyderive.Mask, error) {
 	grants := x.grantsFor(req)
+	pc, err := req.Compiled()
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("bwrap executor: %w", err)
+	}
 	for attempt := 0; ; attempt++ {
-		pr, err := x.derive(ctx, req.Policy, req.Root, req.Home, req.Dir, grants)
+		pr, err := x.derive(ctx, pc, req.Dir, grants)
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 		}
@@ -684,7 +688,7 @@ func (x *Executor) planFor(pr *policyderive.Profile) (*plan, error) {
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	g, err := x.guards.For(req.Policy, req.Root, req.Home, pl.guardTrees)
+	g, err := sandboxrun.Guard(x.guards, req, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("bwrap executor: %w", err)
 	}
@@ -740,7 +744,11 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
-	pr, err := x.derive(ctx, req.Policy, req.Root, req.Home, req.Dir, x.grantsFor(req))
+	pc, err := req.Compiled()
+	if err != nil {
+		return nil, fmt.Errorf("bwrap executor: %w", err)
+	}
+	pr, err := x.derive(ctx, pc, req.Dir, x.grantsFor(req))
 	if err != nil {
 		return nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 	}

@@ -55,7 +55,7 @@ func TestStaleMaskNotCreated(t *testing.T) {
 	require.NoError(t, os.Remove(env))
 
 	derives := 0
-	x.derive = func(context.Context, *policy.Policy, string, string, string, []policy.Grant) (*policyderive.Profile, error) {
+	x.derive = func(context.Context, *policy.Checker, string, []policy.Grant) (*policyderive.Profile, error) {
 		derives++
 		return stale, nil
 	}

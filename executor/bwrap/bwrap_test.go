@@ -22,6 +22,7 @@ import (
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -255,40 +256,20 @@ func TestArgsThroughDescriptor(t *testing.T) {
 	assert.NotContains(t, string(cmdline), w.root, "the mounts are behind --args too")
 }
 
-// TestRequestErrors checks requests refused before anything runs; a NUL
-// in an environment entry would otherwise smuggle options into --args.
+// TestRequestErrors checks requests refused before anything runs (a NUL
+// in an environment entry would otherwise smuggle options into --args),
+// with the shared table.
 func TestRequestErrors(t *testing.T) {
 	x := newExecutor(t, bwrap.Config{})
 	w := newWS(t)
-	tests := []struct {
-		name string
-		mod  func(r *executor.Request)
-	}{
-		{"nul in env", func(r *executor.Request) { r.Env = append(r.Env, "A=x\x00--bind\x00/\x00/") }},
-		{"env without =", func(r *executor.Request) { r.Env = append(r.Env, "NOEQUALS") }},
-		{"empty key", func(r *executor.Request) { r.Env = append(r.Env, "=v") }},
-		{"nul in command", func(r *executor.Request) { r.Command = "true\x00" }},
-		{"no policy", func(r *executor.Request) { r.Policy = nil }},
-		{"no root", func(r *executor.Request) { r.Root = "" }},
-		{"relative dir", func(r *executor.Request) { r.Dir = "sub" }},
-		{"negative timeout", func(r *executor.Request) { r.Timeout = -time.Second }},
-		{"negative limit", func(r *executor.Request) { r.OutputLimit = -1 }},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			req := w.req("touch ran", nil)
-			tt.mod(req)
-			_, err := x.Run(context.Background(), req)
-			var re *executor.RequestError
-			assert.ErrorAs(t, err, &re)
-			assert.ErrorIs(t, err, executor.ErrInvalidRequest)
-			_, err = x.Start(context.Background(), req)
-			assert.ErrorIs(t, err, executor.ErrInvalidRequest)
-			assert.NoFileExists(t, filepath.Join(w.root, "ran"))
-		})
-	}
-	_, err := x.Run(context.Background(), nil)
-	assert.ErrorIs(t, err, executor.ErrInvalidRequest)
+	testenv.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+}
+
+// TestCompiledOnce: a request carrying its compiled policy is compiled no
+// more per command.
+func TestCompiledOnce(t *testing.T) {
+	x := newExecutor(t, bwrap.Config{})
+	testenv.CheckCompiledOnce(t, x, newWS(t).req("", nil))
 }
 
 // TestExitStatus checks exit codes and bwrap's 128+N report of a signal,

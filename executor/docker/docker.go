@@ -365,7 +365,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	dir := cmp.Or(req.Dir, req.Root)
 	var sp *spec
 	for attempt := 0; ; attempt++ {
-		pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, dir, req.Grants)
+		pr, err := sandboxrun.Derive(ctx, x.deriver, req, dir, req.Grants)
 		if err != nil {
 			return nil, fmt.Errorf("docker executor: deriving the profile: %w", err)
 		}
@@ -464,7 +464,7 @@ func (x *Executor) probePath(ctx context.Context, b *box) {
 // guardFor returns the guard for the request's protect rules over the
 // spec's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, sp *spec) (*protectguard.Guard, error) {
-	g, err := x.guards.For(req.Policy, req.Root, req.Home, sp.guardTrees)
+	g, err := sandboxrun.Guard(x.guards, req, sp.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("docker executor: %w", err)
 	}

@@ -285,7 +285,7 @@ func (x *Executor) Close() error {
 // Render derives the pod rendering of a request, as the first command of
 // a session would create it (sandbox-probe derive --backend kubernetes).
 func (x *Executor) Render(ctx context.Context, req *executor.Request) (*policyderive.PodRendering, *policyderive.Fidelity, error) {
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, cmp.Or(req.Dir, req.Root), req.Grants)
+	pr, err := sandboxrun.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
 	}
@@ -337,7 +337,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := x.guards.For(req.Policy, req.Root, req.Home, sandboxrun.WritableTrees(pr))
+	g, err := sandboxrun.Guard(x.guards, req, sandboxrun.WritableTrees(pr))
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes executor: %w", err)
 	}
@@ -377,7 +377,7 @@ func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyde
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
 			Reason: "the kubernetes executor has no allow-list proxy in the pod yet: network allow-lists are refused (best effort runs with network none)"}}}
 	}
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, cmp.Or(req.Dir, req.Root), req.Grants)
+	pr, err := sandboxrun.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
 	}

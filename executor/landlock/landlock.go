@@ -497,7 +497,7 @@ func (r *run) helperFailed() error {
 // directory, and returns it with its plan: what Run enforces, and what
 // Explain shows.
 func (x *Executor) planRequest(ctx context.Context, req *executor.Request) (*policyderive.Profile, *plan, error) {
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	pr, err := sandboxrun.Derive(ctx, x.deriver, req, req.Dir, req.Grants)
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
 	}
@@ -584,7 +584,7 @@ func (x *Executor) startError(err error) error {
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	g, err := x.guards.For(req.Policy, req.Root, req.Home, pl.guardTrees)
+	g, err := sandboxrun.Guard(x.guards, req, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("landlock executor: %w", err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/internal/launcher"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -417,26 +418,21 @@ func TestTempDir(t *testing.T) {
 	assert.Equal(t, "ok\n", string(res.Stdout))
 }
 
-// TestRequestErrors: malformed requests are typed errors.
+// TestRequestErrors: malformed requests are typed errors (the shared
+// table), and so is a malformed Config.
 func TestRequestErrors(t *testing.T) {
 	x := newExecutor(t, landlock.Config{})
 	w := newWS(t)
-	for name, mutate := range map[string]func(*executor.Request){
-		"no policy":        func(r *executor.Request) { r.Policy = nil },
-		"no root":          func(r *executor.Request) { r.Root = "" },
-		"negative timeout": func(r *executor.Request) { r.Timeout = -1 },
-	} {
-		t.Run(name, func(t *testing.T) {
-			req := w.req("true", nil)
-			mutate(req)
-			_, err := x.Run(context.Background(), req)
-			assert.ErrorIs(t, err, executor.ErrInvalidRequest)
-		})
-	}
-	_, err := x.Run(context.Background(), nil)
-	assert.ErrorIs(t, err, executor.ErrInvalidRequest)
-	_, err = landlock.New(landlock.Config{MaxABI: -1})
+	testenv.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+	_, err := landlock.New(landlock.Config{MaxABI: -1})
 	assert.ErrorIs(t, err, landlock.ErrInvalidConfig)
+}
+
+// TestCompiledOnce: a request carrying its compiled policy is compiled no
+// more per command.
+func TestCompiledOnce(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	testenv.CheckCompiledOnce(t, x, newWS(t).req("", nil))
 }
 
 // TestDescribe: the declared gaps are the inherent ones on a kernel with

@@ -358,7 +358,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 // planFor derives the request's profile and returns its plan, rendered
 // once per profile key.
 func (x *Executor) planFor(ctx context.Context, req *executor.Request) (*plan, error) {
-	pr, err := x.deriver.Derive(ctx, req.Policy, req.Root, req.Home, req.Dir, req.Grants)
+	pr, err := sandboxrun.Derive(ctx, x.deriver, req, req.Dir, req.Grants)
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: deriving the profile: %w", err)
 	}
@@ -395,7 +395,7 @@ func (r *run) end(ctx context.Context) []string { return r.guard.End(ctx) }
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	g, err := x.guards.For(req.Policy, req.Root, req.Home, pl.guardTrees)
+	g, err := sandboxrun.Guard(x.guards, req, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: %w", err)
 	}

@@ -51,11 +51,13 @@ func NewCache(max int, logger *slog.Logger) *Cache {
 	return &Cache{max: max, logger: logger, m: map[string]*cached{}}
 }
 
-// For returns the guard of p's protect rules over trees, for a workspace
-// at root with home, or nil when there is nothing to guard (no protect
-// rules, or no writable tree).
-func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard, error) {
-	patterns := p.Protect.Patterns()
+// For returns the guard of pc's protect rules over trees (pc is the
+// compiled policy of the workspace, its root and home; the cache compiles
+// nothing), or nil when there is nothing to guard (no protect rules, or
+// no writable tree).
+func (c *Cache) For(pc *policy.Checker, trees []string) (*Guard, error) {
+	root, home := pc.Root(), pc.Home()
+	patterns := pc.Policy().Protect.Patterns()
 	if len(patterns) == 0 || len(trees) == 0 {
 		return nil, nil
 	}
@@ -67,10 +69,6 @@ func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard
 		e.used = c.tick
 		return e.g, nil
 	}
-	checker, err := policy.NewChecker(p, root, home)
-	if err != nil {
-		return nil, err
-	}
 	if !c.watcherOnce {
 		c.watcherOnce = true
 		if w, err := pathwatch.New(pathwatch.Content, 0); err == nil {
@@ -79,7 +77,7 @@ func (c *Cache) For(p *policy.Policy, root, home string, trees []string) (*Guard
 			c.logger.Debug("protectguard: no change watcher; every scan walks", "err", err)
 		}
 	}
-	g, err := New(Options{Checker: checker, Trees: trees, Logger: c.logger, Watcher: c.watcher})
+	g, err := New(Options{Checker: pc, Trees: trees, Logger: c.logger, Watcher: c.watcher})
 	if err != nil {
 		return nil, err
 	}

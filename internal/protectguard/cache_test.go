@@ -20,28 +20,28 @@ func TestCache(t *testing.T) {
 	require.NoError(t, err)
 	c := NewCache(2, nil)
 	p := policy.Coding.Policy()
-	g1, err := c.For(p, root, "", []string{root})
+	g1, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
 	require.NotNil(t, g1)
-	g2, err := c.For(p, root, "", []string{root})
+	g2, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
 	assert.Same(t, g1, g2, "the same guard for the same workspace")
 
 	none := policy.Coding.Policy()
 	none.Protect = policy.Protect{Disabled: true}
-	g, err := c.For(none, root, "", []string{root})
+	g, err := c.For(compiled(t, none, root, ""), []string{root})
 	require.NoError(t, err)
 	assert.Nil(t, g, "nothing to protect")
-	g, err = c.For(p, root, "", nil)
+	g, err = c.For(compiled(t, p, root, ""), nil)
 	require.NoError(t, err)
 	assert.Nil(t, g, "no writable tree")
 
 	for _, home := range []string{"/h1", "/h2", "/h3"} {
-		_, err := c.For(p, root, home, []string{root})
+		_, err := c.For(compiled(t, p, root, home), []string{root})
 		require.NoError(t, err)
 	}
 	assert.LessOrEqual(t, len(c.m), 2, "idle guards beyond the bound are dropped")
-	g3, err := c.For(p, root, "", []string{root})
+	g3, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
 	assert.NotSame(t, g1, g3, "the dropped guard is built anew")
 }
@@ -62,14 +62,14 @@ func TestCacheEvictedStillPeer(t *testing.T) {
 	c := NewCache(1, nil)
 	p := policy.Coding.Policy()
 	ctx := context.Background()
-	g1, err := c.For(p, root, "", []string{root})
+	g1, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
-	_, err = c.For(p, root, "/other-home", []string{root}) // drops g1 (idle)
+	_, err = c.For(compiled(t, p, root, "/other-home"), []string{root}) // drops g1 (idle)
 	require.NoError(t, err)
 	_, err = g1.Begin(ctx)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(hook, []byte("#!/bin/sh\nevil\n"), 0o755)) // command 1 plants
-	g3, err := c.For(p, root, "", []string{root})
+	g3, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
 	require.True(t, g1 != g3, "fixture: the first guard was dropped from the cache")
 	_, err = g3.Begin(ctx) // command 2 starts while command 1 runs
@@ -94,7 +94,7 @@ func TestCacheKeepsBroken(t *testing.T) {
 	c := NewCache(1, nil)
 	p := policy.Coding.Policy()
 	ctx := context.Background()
-	g1, err := c.For(p, root, "", []string{root})
+	g1, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
 	g1.opts.MaxEntries = 50
 	_, err = g1.Begin(ctx)
@@ -106,9 +106,17 @@ func TestCacheKeepsBroken(t *testing.T) {
 	}
 	_, err = g1.End(ctx)
 	require.ErrorIs(t, err, ErrLimit)
-	_, err = c.For(p, root, "/other-home", []string{root})
+	_, err = c.For(compiled(t, p, root, "/other-home"), []string{root})
 	require.NoError(t, err)
-	g2, err := c.For(p, root, "", []string{root})
+	g2, err := c.For(compiled(t, p, root, ""), []string{root})
 	require.NoError(t, err)
 	assert.True(t, g1 == g2, "the broken guard was dropped")
+}
+
+// compiled is p compiled for root and home.
+func compiled(t testing.TB, p *policy.Policy, root, home string) *policy.Checker {
+	t.Helper()
+	c, err := policy.NewChecker(p, root, home)
+	require.NoError(t, err)
+	return c
 }

@@ -27,3 +27,6 @@ func Held(g *Guard) int {
 	defer g.mu.Unlock()
 	return g.held
 }
+
+// Compiled is compiled, for the external tests.
+var Compiled = compiled

@@ -34,9 +34,9 @@ func TestPeersShareBaseline(t *testing.T) {
 			if !shared {
 				c2 = protectguard.NewCache(16, nil)
 			}
-			g1, err := c1.For(p, dir, "", []string{dir})
+			g1, err := c1.For(protectguard.Compiled(t, p, dir, ""), []string{dir})
 			require.NoError(t, err)
-			g2, err := c2.For(p, dir, "", []string{dir, other})
+			g2, err := c2.For(protectguard.Compiled(t, p, dir, ""), []string{dir, other})
 			require.NoError(t, err)
 			require.NotSame(t, g1, g2)
 			_, err = g1.Begin(t.Context())
@@ -79,9 +79,9 @@ func TestPeersRepairInOwnTree(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(sub, ".envrc"), []byte("export A=1\n"), 0o644))
 	p := policy.Coding.Policy()
 	c := protectguard.NewCache(16, nil)
-	peer, err := c.For(p, ws, "", []string{sub})
+	peer, err := c.For(protectguard.Compiled(t, p, ws, ""), []string{sub})
 	require.NoError(t, err)
-	g, err := c.For(p, ws, "", []string{ws})
+	g, err := c.For(protectguard.Compiled(t, p, ws, ""), []string{ws})
 	require.NoError(t, err)
 	_, err = peer.Begin(t.Context())
 	require.NoError(t, err)
