@@ -33,20 +33,20 @@ func Bwrap(pr *Profile) ([]string, *Fidelity) {
 	switch pr.Network {
 	case policy.NetworkFull:
 		args = append(args, "--share-net")
-		f.exact("network", ControlNetTCP, "", "full: the host network is shared")
-		f.looser("abstract unix sockets", ControlNetAbstract, "", "abstract Unix sockets of host processes can be reached", "they belong to the network namespace, which network full shares", "use network none", true)
+		f.exact("network", policy.ControlNetTCP, "", "full: the host network is shared")
+		f.looser("abstract unix sockets", policy.ControlNetAbstract, "", "abstract Unix sockets of host processes can be reached", "they belong to the network namespace, which network full shares", "use network none", true)
 	case policy.NetworkAllowList:
 		// The executor starts bwrap inside a private network namespace
 		// whose only listener is its proxy; bwrap shares that one.
 		args = append(args, "--share-net")
-		f.exact("network", ControlNetTCP, "", AllowListNetwork)
-		f.exact("abstract unix sockets", ControlNetAbstract, "", "unreachable: a private network namespace")
+		f.exact("network", policy.ControlNetTCP, "", AllowListNetwork)
+		f.exact("abstract unix sockets", policy.ControlNetAbstract, "", "unreachable: a private network namespace")
 	default:
-		f.exact("network", ControlNetTCP, "", "none: a new network namespace with only loopback, TCP and UDP included")
-		f.exact("abstract unix sockets", ControlNetAbstract, "", "unreachable: a new network namespace")
+		f.exact("network", policy.ControlNetTCP, "", "none: a new network namespace with only loopback, TCP and UDP included")
+		f.exact("abstract unix sockets", policy.ControlNetAbstract, "", "unreachable: a new network namespace")
 	}
 	args = append(args, "--unshare-user", "--new-session", "--die-with-parent", "--cap-drop", "ALL")
-	f.exact("signals", ControlSignal, "", "a new PID namespace: host processes cannot be signalled")
+	f.exact("signals", policy.ControlSignal, "", "a new PID namespace: host processes cannot be signalled")
 
 	ops, rootKind, hasRoot := mountPlan(pr, true, true)
 	if hasRoot {
@@ -57,7 +57,7 @@ func Bwrap(pr *Profile) ([]string, *Fidelity) {
 		}
 	}
 	args = append(args, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp")
-	f.exact("tmp", ControlFSWrite, "", "private /tmp (tmpfs)")
+	f.exact("tmp", policy.ControlFSWrite, "", "private /tmp (tmpfs)")
 	var remount []string
 	for _, op := range ops {
 		switch op.kind {
@@ -89,11 +89,11 @@ func Bwrap(pr *Profile) ([]string, *Fidelity) {
 // metadata and socket behaviour of binds, the start-time resolution.
 func mountElements(f *Fidelity, pr *Profile) {
 	for _, p := range pr.Pinned {
-		f.stricter("pin "+p, ControlFSWrite, "", fmt.Sprintf("%s cannot be renamed or removed (it is a mount point)", p), "it holds a mask, which must stay at the path it guards")
+		f.stricter("pin "+p, policy.ControlFSWrite, "", fmt.Sprintf("%s cannot be renamed or removed (it is a mount point)", p), "it holds a mask, which must stay at the path it guards")
 	}
-	f.exact("metadata", ControlFSMetadata, "", "ungranted paths do not exist in the sandbox; read-only binds refuse chmod and chown")
-	f.looser("unix sockets", ControlNetUnix, "", "pathname Unix sockets in System trees, in read grants outside the searched trees (trusted mode's whole-disk read) and created while the command runs can be connected to (no mount stops connect(2)); the sockets found in the searched trees (the root, the granted home, explicit grants) and under /run are hidden unless a path rule or grant names them", "mounts restrict file access, not socket connections", "use network none and narrow read grants, or the landlock backend with ABI ≥ 9", true)
-	f.add(Element{Class: Looser, Subject: "start-time resolution", Control: ControlFSRead, Inherent: true, Concurrent: true,
+	f.exact("metadata", policy.ControlFSMetadata, "", "ungranted paths do not exist in the sandbox; read-only binds refuse chmod and chown")
+	f.looser("unix sockets", policy.ControlNetUnix, "", "pathname Unix sockets in System trees, in read grants outside the searched trees (trusted mode's whole-disk read) and created while the command runs can be connected to (no mount stops connect(2)); the sockets found in the searched trees (the root, the granted home, explicit grants) and under /run are hidden unless a path rule or grant names them", "mounts restrict file access, not socket connections", "use network none and narrow read grants, or the landlock backend with ABI ≥ 9", true)
+	f.add(Element{Class: Looser, Subject: "start-time resolution", Control: policy.ControlFSRead, Inherent: true, Concurrent: true,
 		Detail: "paths are resolved when the sandbox starts: a directory replaced by a symbolic link between derivation and start (by a background process, for instance) is followed",
 		Reason: "mounts name paths, not open files", Remedy: "derive right before starting (the workspace does), and keep background processes to a minimum"})
 }

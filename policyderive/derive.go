@@ -447,11 +447,11 @@ func (dv *derivation) candidates() {
 	dv.write = keep(wr, policy.Write)
 }
 
-func opControl(op policy.Op) string {
+func opControl(op policy.Op) policy.Control {
 	if op == policy.Write {
-		return ControlFSWrite
+		return policy.ControlFSWrite
 	}
-	return ControlFSRead
+	return policy.ControlFSRead
 }
 
 // literalPath returns the absolute path a literal absolute or relative
@@ -615,7 +615,7 @@ func (dv *derivation) searchLimited(err error, subject, unmasked, narrow string)
 		return false
 	}
 	dv.notes = append(dv.notes, Element{
-		Class: Looser, Subject: subject, Control: ControlFSRead,
+		Class: Looser, Subject: subject, Control: policy.ControlFSRead,
 		Detail: fmt.Sprintf("%s: the search of %s exceeded its %s limit", unmasked, strings.Join(lerr.Roots, ", "), lerr.Limit),
 		Reason: "a partial search would be unsound, so none is used",
 		Remedy: narrow + ", raise Options.MaxEntries or Timeout, or opt into best effort",
@@ -813,7 +813,7 @@ func (dv *derivation) sockets() {
 	walk(run)
 	if n > maxSocketEntries {
 		// Never silently: sockets past the bound stay reachable.
-		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "sockets under " + run, Control: ControlNetUnix,
+		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "sockets under " + run, Control: policy.ControlNetUnix,
 			Detail: fmt.Sprintf("%s holds more than %d entries; the Unix sockets past them are not hidden and can be connected to", run, maxSocketEntries),
 			Reason: "the search for daemon sockets is bounded",
 			Remedy: "grant narrower read trees than /run, or opt into best effort"})

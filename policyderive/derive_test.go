@@ -239,9 +239,9 @@ func TestFidelityErr(t *testing.T) {
 	var le *LooserError
 	require.ErrorAs(t, err, &le)
 	assert.ErrorIs(t, err, ErrLooser)
-	assert.True(t, rs.Fidelity.Mitigate("network udp", "seccomp filter"))
-	assert.True(t, rs.Fidelity.Mitigate("network other sockets", "seccomp filter"))
-	assert.False(t, rs.Fidelity.Mitigate("no such element", "x"))
+	assert.True(t, rs.Fidelity.Mitigate(FeatureNetUDP, "seccomp filter"))
+	assert.True(t, rs.Fidelity.Mitigate(FeatureNetOther, "seccomp filter"))
+	assert.False(t, rs.Fidelity.Mitigate(Feature("no such element"), "x"))
 	assert.NoError(t, rs.Fidelity.Err(), "mitigated by the backend's seccomp filter")
 
 	trusted := policy.Trusted.Policy()
@@ -467,7 +467,7 @@ func TestSocketSearchBoundIsReported(t *testing.T) {
 		pr, err := Derive(policy.Trusted.Policy(), root, "", root, nil)
 		require.NoError(t, err)
 		return slices.ContainsFunc(pr.Notes, func(e Element) bool {
-			return e.Class == Looser && e.Control == ControlNetUnix && strings.HasPrefix(e.Subject, "sockets under ")
+			return e.Class == Looser && e.Control == policy.ControlNetUnix && strings.HasPrefix(e.Subject, "sockets under ")
 		})
 	}
 	assert.True(t, note(maxSocketEntries+1), "past the bound: reported")

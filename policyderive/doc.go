@@ -61,7 +61,10 @@
 // callers refuse to run, best-effort callers run and show Looser. A
 // backend that closes a looser element by other means (the landlock
 // backend's seccomp filter for UDP and other socket families) calls
-// Fidelity.Mitigate. Element.Control names the executor.Control concerned.
+// Fidelity.Mitigate with the element's Feature, a typed key (never its
+// subject, which is prose); Fidelity.Keyed finds keyed elements to adjust.
+// Element.Control names the policy.Control concerned (the one vocabulary
+// of controls, which package executor re-exports).
 //
 // # Mapping rules
 //

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 // Class says how faithfully a backend renders one element of a profile.
@@ -58,26 +60,6 @@ func (c *Class) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Controls named by Element.Control. They are the string values of the
-// executor package's Control constants (policyderive does not import
-// executor), so a backend converts an element to an executor.Gap with
-// executor.Control(e.Control).
-const (
-	ControlFSRead      = "fs-read"
-	ControlFSWrite     = "fs-write"
-	ControlFSNewFiles  = "fs-new-files"
-	ControlFSMetadata  = "fs-metadata"
-	ControlProtect     = "protect"
-	ControlNetTCP      = "net-tcp"
-	ControlNetUDP      = "net-udp"
-	ControlNetUnix     = "net-unix"
-	ControlNetAbstract = "net-abstract-unix"
-	// ControlNetAllowList is the network allow-list (see
-	// executor.ControlNetAllowList).
-	ControlNetAllowList = "net-allowlist"
-	ControlSignal       = "signal"
-)
-
 // Element is one line of a fidelity report: how a backend renders one
 // element of the profile (a grant, a mask, a rule, the network, ...).
 type Element struct {
@@ -85,8 +67,8 @@ type Element struct {
 	// Subject names the profile element: "write /work/repo",
 	// "mask /work/repo/.git/hooks", `denied_paths[0] ".env*"`, "network".
 	Subject string `json:"subject"`
-	// Control is the isolation control concerned (ControlFSRead, ...).
-	Control string `json:"control"`
+	// Control is the isolation control concerned (policy.ControlFSRead, ...).
+	Control policy.Control `json:"control"`
 	// Rule is the policy rule the element comes from (`denied_paths[0]`
 	// style Source of policy.Rule), if any.
 	Rule string `json:"rule,omitempty"`
@@ -116,7 +98,41 @@ type Element struct {
 	// instance "seccomp filter"): the backend enforces it by other means
 	// and the element no longer counts as looser.
 	Mitigated string `json:"mitigated,omitempty"`
+	// Feature, when set, is the key by which a backend finds the element
+	// to adjust or mitigate it (Fidelity.Mitigate, Fidelity.Keyed).
+	Feature Feature `json:"feature,omitempty"`
 }
+
+// Feature keys the elements of a rendering that a backend adjusts or
+// closes by other means: typed constants, so that the renderer and the
+// backend cannot disagree on a spelling (a subject is prose, and may
+// change).
+type Feature string
+
+// The keyed elements.
+const (
+	// FeatureNetTCP: Landlock's TCP restriction (ABI 4).
+	FeatureNetTCP Feature = "net-tcp"
+	// FeatureNetUDP: Landlock's UDP restriction (ABI 10).
+	FeatureNetUDP Feature = "net-udp"
+	// FeatureNetOther: sockets Landlock never restricts (MPTCP, SCTP,
+	// ICMP, raw).
+	FeatureNetOther Feature = "net-other"
+	// FeatureUnixSockets: connecting to pathname Unix sockets (Landlock
+	// ABI 9).
+	FeatureUnixSockets Feature = "unix-sockets"
+	// FeatureAbstractUnix: abstract Unix sockets (Landlock's scopes, ABI 6).
+	FeatureAbstractUnix Feature = "abstract-unix"
+	// FeatureMetadata: stat, chmod, chown, utimes and extended attributes
+	// outside grants, which Landlock does not restrict.
+	FeatureMetadata Feature = "metadata"
+	// FeaturePerProcess: a read grant the sandboxed process adds itself
+	// (LandlockRuleset.PerProcessRules).
+	FeaturePerProcess Feature = "per-process"
+	// FeatureHostRoot: a container's view of the host's /, which it
+	// cannot bind over its own root (the OCI rendering).
+	FeatureHostRoot Feature = "host-root"
+)
 
 // String formats the element on one line.
 func (e Element) String() string {
@@ -159,15 +175,15 @@ type Fidelity struct {
 
 func (f *Fidelity) add(e Element) { f.Elements = append(f.Elements, e) }
 
-func (f *Fidelity) exact(subject, control, rule, detail string) {
+func (f *Fidelity) exact(subject string, control policy.Control, rule, detail string) {
 	f.add(Element{Class: Exact, Subject: subject, Control: control, Rule: rule, Detail: detail})
 }
 
-func (f *Fidelity) stricter(subject, control, rule, detail, reason string) {
+func (f *Fidelity) stricter(subject string, control policy.Control, rule, detail, reason string) {
 	f.add(Element{Class: Stricter, Subject: subject, Control: control, Rule: rule, Detail: detail, Reason: reason})
 }
 
-func (f *Fidelity) looser(subject, control, rule, detail, reason, remedy string, inherent bool) {
+func (f *Fidelity) looser(subject string, control policy.Control, rule, detail, reason, remedy string, inherent bool) {
 	f.add(Element{Class: Looser, Subject: subject, Control: control, Rule: rule, Detail: detail, Reason: reason, Remedy: remedy, Inherent: inherent})
 }
 
@@ -206,13 +222,28 @@ func (f *Fidelity) Blocking() []Element {
 	return out
 }
 
-// Mitigate marks every looser element whose Subject is subject as closed
-// by how (for instance the landlock backend's seccomp filter closing
-// "network other sockets"), and reports whether there was one.
-func (f *Fidelity) Mitigate(subject, how string) bool {
+// Keyed returns pointers to the elements keyed ft, for a backend to
+// adjust.
+func (f *Fidelity) Keyed(ft Feature) []*Element {
+	var out []*Element
+	for i := range f.Elements {
+		if f.Elements[i].Feature == ft {
+			out = append(out, &f.Elements[i])
+		}
+	}
+	return out
+}
+
+// key keys the element added last.
+func (f *Fidelity) key(ft Feature) { f.Elements[len(f.Elements)-1].Feature = ft }
+
+// Mitigate marks every looser element keyed ft as closed by how (for
+// instance the landlock backend's seccomp filter closing FeatureNetOther),
+// and reports whether there was one.
+func (f *Fidelity) Mitigate(ft Feature, how string) bool {
 	found := false
 	for i := range f.Elements {
-		if e := &f.Elements[i]; e.Class == Looser && e.Subject == subject {
+		if e := &f.Elements[i]; e.Class == Looser && e.Feature == ft {
 			e.Mitigated = how
 			found = true
 		}

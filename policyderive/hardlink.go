@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive/internal/scan"
 )
 
@@ -40,7 +41,7 @@ func (dv *derivation) hardLinks() error {
 	}
 	files, over := dv.linkedMasked()
 	if len(over) > 0 {
-		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: ControlFSRead,
+		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: policy.ControlFSRead,
 			Detail: fmt.Sprintf("files below %s were not all examined for other names (more than %d entries)", strings.Join(over, ", "), maxLinkWalk),
 			Reason: "the search for hard links below masked directories is bounded",
 			Remedy: "keep denied directories small, or opt into best effort"})
@@ -52,7 +53,7 @@ func (dv *derivation) hardLinks() error {
 	if err != nil {
 		var lerr *scan.LimitError
 		if errors.As(err, &lerr) {
-			dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: ControlFSRead,
+			dv.notes = append(dv.notes, Element{Class: Looser, Subject: "hard links", Control: policy.ControlFSRead,
 				Detail: fmt.Sprintf("the other names of %d denied or protected files with several links are not masked: the search exceeded its %s limit", len(files), lerr.Limit),
 				Reason: "a partial search would be unsound, so none is used",
 				Remedy: "narrow the grants, raise Options.MaxEntries or Timeout, or opt into best effort"})

@@ -143,10 +143,10 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 	if opts.RuntimeClassName != "" {
 		spec.RuntimeClassName = new(opts.RuntimeClassName)
 	}
-	f.add(Element{Class: Exact, Subject: "security context", Control: ControlFSWrite, Layer: LayerPod,
+	f.add(Element{Class: Exact, Subject: "security context", Control: policy.ControlFSWrite, Layer: LayerPod,
 		Detail: "read-only root filesystem, every capability dropped, no privilege escalation, seccomp " + string(sc.SeccompProfile.Type) + ", no service-account token, no host network, PID or IPC namespace"})
 	if opts.UID == 0 {
-		f.add(Element{Class: Exact, Subject: "user", Control: ControlFSWrite, Layer: LayerPod,
+		f.add(Element{Class: Exact, Subject: "user", Control: policy.ControlFSWrite, Layer: LayerPod,
 			Detail: "runs as uid 0 (the caller's), without capabilities: runAsNonRoot cannot be set, files it creates in the root belong to root as the caller's do"})
 	}
 
@@ -155,7 +155,7 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 		spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "root", VolumeSource: corev1.VolumeSource{
 			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: opts.Claim}}})
 		c.VolumeMounts = append(c.VolumeMounts, corev1.VolumeMount{Name: "root", MountPath: pr.Root})
-		f.add(Element{Class: Exact, Subject: "claim " + opts.Claim, Control: ControlFSWrite, Layer: LayerPod,
+		f.add(Element{Class: Exact, Subject: "claim " + opts.Claim, Control: policy.ControlFSWrite, Layer: LayerPod,
 			Detail: "the workspace root is the claim, mounted at " + pr.Root})
 	}
 	// The image provides the default System paths: the host's masks
@@ -200,7 +200,7 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 			vs.EmptyDir = ed
 		case m.Source == "/dev/null":
 			if claimRoot {
-				f.add(Element{Class: Exact, Subject: "hide " + m.Destination, Control: ControlFSRead, Layer: LayerSandbox,
+				f.add(Element{Class: Exact, Subject: "hide " + m.Destination, Control: policy.ControlFSRead, Layer: LayerSandbox,
 					Detail: "hidden by the sandbox layer only: a claim-backed pod mounts no host path"})
 				continue
 			}
@@ -213,7 +213,7 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 					continue // the claim itself
 				}
 				if !abspath.Within(m.Source, pr.Root) {
-					f.add(Element{Class: Stricter, Subject: "grant " + m.Destination, Control: ControlFSRead, Layer: LayerPod,
+					f.add(Element{Class: Stricter, Subject: "grant " + m.Destination, Control: policy.ControlFSRead, Layer: LayerPod,
 						Detail: "not mounted", Reason: "a claim-backed pod holds only the workspace root"})
 					continue
 				}
@@ -236,7 +236,7 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 	}
 	spec.Containers = []corev1.Container{c}
 	if skipped > 0 {
-		f.add(Element{Class: Exact, Subject: "system paths", Control: ControlFSRead, Layer: LayerPod,
+		f.add(Element{Class: Exact, Subject: "system paths", Control: policy.ControlFSRead, Layer: LayerPod,
 			Detail: fmt.Sprintf("the image provides the default System paths: %d mask(s) of host files there are not mounted (the pod has the image's files, not the host's)", skipped)})
 	}
 
@@ -246,17 +246,17 @@ func PodSpec(pr *Profile, opts PodOptions) (*PodRendering, *Fidelity) {
 			PodSelector: metav1.LabelSelector{MatchLabels: opts.Labels},
 			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress},
 		}
-		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerCluster,
+		f.add(Element{Class: Exact, Subject: "network", Control: policy.ControlNetTCP, Layer: LayerCluster,
 			Detail: "a NetworkPolicy denies all ingress and egress of the session's pods, where the cluster's CNI enforces NetworkPolicy"})
-		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerSandbox,
+		f.add(Element{Class: Exact, Subject: "network", Control: policy.ControlNetTCP, Layer: LayerSandbox,
 			Detail: fmt.Sprintf("network %s is enforced again inside the pod by the sandbox layer (Landlock and seccomp), whatever the cluster enforces", pr.Network)})
 	} else if opts.HostNetworkWhenFull {
 		r.Pod.HostNetwork = true
-		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerPod, Detail: "full: the node's network namespace (hostNetwork), no NetworkPolicy"})
+		f.add(Element{Class: Exact, Subject: "network", Control: policy.ControlNetTCP, Layer: LayerPod, Detail: "full: the node's network namespace (hostNetwork), no NetworkPolicy"})
 	} else {
-		f.add(Element{Class: Exact, Subject: "network", Control: ControlNetTCP, Layer: LayerPod, Detail: "full: the pod network, no NetworkPolicy"})
+		f.add(Element{Class: Exact, Subject: "network", Control: policy.ControlNetTCP, Layer: LayerPod, Detail: "full: the pod network, no NetworkPolicy"})
 	}
-	f.add(Element{Class: Exact, Subject: "sandbox", Control: ControlFSRead, Layer: LayerSandbox,
+	f.add(Element{Class: Exact, Subject: "sandbox", Control: policy.ControlFSRead, Layer: LayerSandbox,
 		Detail: "every command runs under cordon-pod's Landlock and seccomp sandbox, derived from the same policy inside the pod: the file rules (hidden files and denied names included) hold there too"})
 	return r, f
 }
@@ -284,7 +284,7 @@ func hostTop(pr *Profile, vms []corev1.VolumeMount, vols []corev1.Volume, f *Fid
 		added = append(added, top.Path)
 	}
 	if len(added) > 0 {
-		f.add(Element{Class: Exact, Subject: "read /", Control: ControlFSRead, Layer: LayerPod,
+		f.add(Element{Class: Exact, Subject: "read /", Control: policy.ControlFSRead, Layer: LayerPod,
 			Detail: "the host's top-level entries are mounted at their paths (" + strings.Join(added, ", ") + "); the image provides its system directories, and the pod its own /proc, /dev, /sys, /tmp and /run"})
 	}
 	return vms, vols

@@ -181,7 +181,7 @@ func Landlock(pr *Profile, abi int) *LandlockRuleset {
 		}
 	}
 	if abi == 0 {
-		f.looser("landlock", ControlFSRead, "", "no Landlock: nothing is restricted", "the kernel does not support Landlock (or it is disabled)", "use Linux ≥ 5.13 with Landlock enabled, another backend, or opt into best effort", false)
+		f.looser("landlock", policy.ControlFSRead, "", "no Landlock: nothing is restricted", "the kernel does not support Landlock (or it is disabled)", "use Linux ≥ 5.13 with Landlock enabled, another backend, or opt into best effort", false)
 		rs.HandledFS, rs.HandledNet, rs.Scoped = 0, 0, 0
 		return rs
 	}
@@ -248,13 +248,14 @@ func Landlock(pr *Profile, abi int) *LandlockRuleset {
 	grantElements(f, pr, false)
 	for _, a := range pr.Read {
 		if a.Special == SpecialProc && a.Exists {
-			f.exact("read "+a.Path, ControlFSRead, a.Source, "added by the sandboxed process itself (PerProcessRules), since /proc/self names the opener")
+			f.exact("read "+a.Path, policy.ControlFSRead, a.Source, "added by the sandboxed process itself (PerProcessRules), since /proc/self names the opener")
+			f.key(FeaturePerProcess)
 		}
 	}
 	if pr.TmpDir != "" {
-		f.exact("tmp "+pr.TmpDir, ControlFSWrite, "", "private temporary directory, writable")
+		f.exact("tmp "+pr.TmpDir, policy.ControlFSWrite, "", "private temporary directory, writable")
 	} else {
-		f.stricter("tmp", ControlFSWrite, "", "no temporary directory is writable (/tmp is the host's and is not granted)", "Landlock has no mount namespace: the backend must create a private directory and set it with Profile.WithTmpDir (and TMPDIR)")
+		f.stricter("tmp", policy.ControlFSWrite, "", "no temporary directory is writable (/tmp is the host's and is not granted)", "Landlock has no mount namespace: the backend must create a private directory and set it with Profile.WithTmpDir (and TMPDIR)")
 	}
 	for _, d := range lr.splitDirs {
 		f.add(d)
@@ -385,7 +386,7 @@ func (lr *landlockRender) split(dir string, acc landlock.AccessFSSet, masks []Ma
 			if l.Err != "" {
 				reason = "it could not be listed: " + l.Err
 			}
-			lr.splitDirs = append(lr.splitDirs, Element{Class: Stricter, Subject: "split " + dir, Control: ControlFSRead,
+			lr.splitDirs = append(lr.splitDirs, Element{Class: Stricter, Subject: "split " + dir, Control: policy.ControlFSRead,
 				Detail: fmt.Sprintf("nothing below %s is granted", dir), Reason: reason})
 		}
 		return
@@ -449,7 +450,7 @@ func (lr *landlockRender) reportSplit(dir string, acc, keep landlock.AccessFSSet
 		}
 	}
 	e := Element{
-		Class: Stricter, Subject: "split " + dir, Control: ControlFSWrite,
+		Class: Stricter, Subject: "split " + dir, Control: policy.ControlFSWrite,
 		Detail: fmt.Sprintf("its existing entries are granted one by one; directly in %s: %s", dir, strings.Join(what, ", ")),
 		Reason: fmt.Sprintf("Landlock cannot carve a mask out of a granted tree (masks below: %s)", strings.Join(ms, ", ")),
 	}
@@ -466,46 +467,56 @@ func (lr *landlockRender) reportSplit(dir string, acc, keep landlock.AccessFSSet
 func landlockABIElements(f *Fidelity, pr *Profile, abi int) {
 	f.add(Element{Class: Exact, Subject: "landlock abi", Detail: fmt.Sprintf("rendered for ABI %d", abi)})
 	if abi < 2 {
-		f.stricter("refer", ControlFSWrite, "", "renaming or linking files across directories is always denied", "Landlock ABI 1 has no refer right")
+		f.stricter("refer", policy.ControlFSWrite, "", "renaming or linking files across directories is always denied", "Landlock ABI 1 has no refer right")
 	}
 	if abi < 3 {
-		f.looser("truncate", ControlFSWrite, "", "truncate(2) is not restricted: files the command may not write can be truncated where file permissions allow", fmt.Sprintf("Landlock restricts truncation from ABI 3; this is ABI %d", abi), "use Linux ≥ 6.2, another backend, or opt into best effort", false)
+		f.looser("truncate", policy.ControlFSWrite, "", "truncate(2) is not restricted: files the command may not write can be truncated where file permissions allow", fmt.Sprintf("Landlock restricts truncation from ABI 3; this is ABI %d", abi), "use Linux ≥ 6.2, another backend, or opt into best effort", false)
 	}
 	if abi < 5 {
-		f.exact("ioctl", ControlFSWrite, "", "ioctl on devices is not restricted, but only pseudo-devices (/dev/null, ...) are granted")
+		f.exact("ioctl", policy.ControlFSWrite, "", "ioctl on devices is not restricted, but only pseudo-devices (/dev/null, ...) are granted")
 	}
-	f.looser("metadata", ControlFSMetadata, "", "stat, chdir, chmod, chown, utimes and extended attributes are not restricted: the command can see that ungranted paths exist and change the mode, owner and times of files it may not write", "Landlock does not control these operations", "use the bwrap backend, where ungranted paths do not exist", true)
+	f.looser("metadata", policy.ControlFSMetadata, "", "stat, chdir, chmod, chown, utimes and extended attributes are not restricted: the command can see that ungranted paths exist and change the mode, owner and times of files it may not write", "Landlock does not control these operations", "use the bwrap backend, where ungranted paths do not exist", true)
+	f.key(FeatureMetadata)
 	if abi >= 9 {
-		f.exact("unix sockets", ControlNetUnix, "", "connecting to pathname Unix sockets is allowed only in write grants")
+		f.exact("unix sockets", policy.ControlNetUnix, "", "connecting to pathname Unix sockets is allowed only in write grants")
+		f.key(FeatureUnixSockets)
 	} else {
-		f.looser("unix sockets", ControlNetUnix, "", "connecting to pathname Unix sockets anywhere is not restricted (a host daemon's socket, the Docker socket among them, can be reached)", fmt.Sprintf("Landlock restricts it from ABI 9; this is ABI %d", abi), "use the bwrap backend, or a kernel with Landlock ABI ≥ 9", true)
+		f.looser("unix sockets", policy.ControlNetUnix, "", "connecting to pathname Unix sockets anywhere is not restricted (a host daemon's socket, the Docker socket among them, can be reached)", fmt.Sprintf("Landlock restricts it from ABI 9; this is ABI %d", abi), "use the bwrap backend, or a kernel with Landlock ABI ≥ 9", true)
+		f.key(FeatureUnixSockets)
 	}
 	if abi >= 6 {
-		f.exact("scopes", ControlSignal, "", "abstract Unix sockets and signals are scoped to the sandbox")
+		f.exact("scopes", policy.ControlSignal, "", "abstract Unix sockets and signals are scoped to the sandbox")
 	} else {
-		f.looser("abstract unix sockets", ControlNetAbstract, "", "abstract Unix sockets of host processes can be reached", fmt.Sprintf("Landlock scopes them from ABI 6; this is ABI %d", abi), "use Linux ≥ 6.12, the bwrap backend, or opt into best effort", false)
-		f.looser("signals", ControlSignal, "", "host processes of the same user can be signalled", fmt.Sprintf("Landlock scopes signals from ABI 6; this is ABI %d", abi), "use Linux ≥ 6.12, the bwrap backend, or opt into best effort", false)
+		f.looser("abstract unix sockets", policy.ControlNetAbstract, "", "abstract Unix sockets of host processes can be reached", fmt.Sprintf("Landlock scopes them from ABI 6; this is ABI %d", abi), "use Linux ≥ 6.12, the bwrap backend, or opt into best effort", false)
+		f.key(FeatureAbstractUnix)
+		f.looser("signals", policy.ControlSignal, "", "host processes of the same user can be signalled", fmt.Sprintf("Landlock scopes signals from ABI 6; this is ABI %d", abi), "use Linux ≥ 6.12, the bwrap backend, or opt into best effort", false)
 	}
 	if pr.Network == policy.NetworkFull {
-		f.exact("network", ControlNetTCP, "", "full: the network is not restricted")
+		f.exact("network", policy.ControlNetTCP, "", "full: the network is not restricted")
 		return
 	}
 	if pr.Network == policy.NetworkAllowList {
-		f.exact("network", ControlNetTCP, "", AllowListNetwork)
+		f.exact("network", policy.ControlNetTCP, "", AllowListNetwork)
 		if abi >= 4 {
-			f.exact("network tcp", ControlNetTCP, "", fmt.Sprintf("TCP connect only to port %d (the proxy), every bind denied", ProxyPort))
+			f.exact("network tcp", policy.ControlNetTCP, "", fmt.Sprintf("TCP connect only to port %d (the proxy), every bind denied", ProxyPort))
+			f.key(FeatureNetTCP)
 		}
 		return
 	}
 	if abi >= 4 {
-		f.exact("network tcp", ControlNetTCP, "", "every TCP bind and connect is denied, loopback included")
+		f.exact("network tcp", policy.ControlNetTCP, "", "every TCP bind and connect is denied, loopback included")
+		f.key(FeatureNetTCP)
 	} else {
-		f.looser("network tcp", ControlNetTCP, "", "TCP is not restricted", fmt.Sprintf("Landlock restricts TCP from ABI 4; this is ABI %d", abi), "a seccomp filter denying socket(2) for families other than AF_UNIX (the backend then calls Fidelity.Mitigate), or Linux ≥ 6.7", false)
+		f.looser("network tcp", policy.ControlNetTCP, "", "TCP is not restricted", fmt.Sprintf("Landlock restricts TCP from ABI 4; this is ABI %d", abi), "a seccomp filter denying socket(2) for families other than AF_UNIX (the backend then calls Fidelity.Mitigate), or Linux ≥ 6.7", false)
+		f.key(FeatureNetTCP)
 	}
 	if abi >= 10 {
-		f.exact("network udp", ControlNetUDP, "", "every UDP bind and send is denied")
+		f.exact("network udp", policy.ControlNetUDP, "", "every UDP bind and send is denied")
+		f.key(FeatureNetUDP)
 	} else {
-		f.looser("network udp", ControlNetUDP, "", "UDP is not restricted", fmt.Sprintf("Landlock restricts UDP from ABI 10; this is ABI %d", abi), "a seccomp filter denying socket(2) for families other than AF_UNIX (the backend then calls Fidelity.Mitigate)", false)
+		f.looser("network udp", policy.ControlNetUDP, "", "UDP is not restricted", fmt.Sprintf("Landlock restricts UDP from ABI 10; this is ABI %d", abi), "a seccomp filter denying socket(2) for families other than AF_UNIX (the backend then calls Fidelity.Mitigate)", false)
+		f.key(FeatureNetUDP)
 	}
-	f.looser("network other sockets", ControlNetTCP, "", "MPTCP, SCTP, ICMP (ping) and raw sockets are not restricted", "Landlock restricts TCP (and UDP from ABI 10) only", "a seccomp filter denying socket(2) for families other than AF_UNIX and IPPROTO_MPTCP (the backend then calls Fidelity.Mitigate)", false)
+	f.looser("network other sockets", policy.ControlNetTCP, "", "MPTCP, SCTP, ICMP (ping) and raw sockets are not restricted", "Landlock restricts TCP (and UDP from ABI 10) only", "a seccomp filter denying socket(2) for families other than AF_UNIX and IPPROTO_MPTCP (the backend then calls Fidelity.Mitigate)", false)
+	f.key(FeatureNetOther)
 }

@@ -26,7 +26,7 @@ func maskElements(pr *Profile, backend string) []Element {
 	for _, r := range pr.Rules {
 		if r.Path == "" && !r.Never && r.Action == policy.Allow {
 			out = append(out, Element{
-				Class: Stricter, Subject: fmt.Sprintf("%s %q", r.Source, r.Pattern), Control: ControlFSRead, Rule: r.Source,
+				Class: Stricter, Subject: fmt.Sprintf("%s %q", r.Source, r.Pattern), Control: policy.ControlFSRead, Rule: r.Source,
 				Detail: "the allow rule opens nothing beyond the other grants",
 				Reason: fmt.Sprintf("%s grants trees, and a bare-name or glob pattern names no tree", backend),
 			})
@@ -37,13 +37,13 @@ func maskElements(pr *Profile, backend string) []Element {
 		subject := fmt.Sprintf("%s %q", r.Source, r.Pattern)
 		if r.Read && r.Form != "relative" && len(pr.System) > 0 && systemOverlap(pr, r) {
 			out = append(out, Element{
-				Class: Looser, Subject: subject, Control: ControlFSRead, Rule: r.Source, Inherent: true,
+				Class: Looser, Subject: subject, Control: policy.ControlFSRead, Rule: r.Source, Inherent: true,
 				Detail: fmt.Sprintf("paths matching %q inside System trees (%s) stay readable", r.Pattern, strings.Join(systemTrees(pr), ", ")),
 				Reason: "System trees are trusted read-only system files and are not searched (DESIGN §4)",
 			})
 		}
 		if newPathsPossible(pr, r) {
-			control := ControlFSNewFiles
+			control := policy.ControlFSNewFiles
 			out = append(out, Element{
 				Class: Looser, Subject: subject, Control: control, Rule: r.Source, Inherent: true,
 				Detail: fmt.Sprintf("paths matching %q created while the command runs are not masked", r.Pattern),
@@ -104,34 +104,34 @@ func grantElements(f *Fidelity, pr *Profile, mountBackend bool) {
 		subj := "read " + a.Path
 		switch {
 		case !a.Exists:
-			f.exact(subj, ControlFSRead, a.Source, "not granted: it does not exist (never created)")
+			f.exact(subj, policy.ControlFSRead, a.Source, "not granted: it does not exist (never created)")
 		case a.Special == SpecialDevice && mountBackend:
-			f.exact(subj, ControlFSRead, a.Source, "provided by the sandbox's own /dev")
+			f.exact(subj, policy.ControlFSRead, a.Source, "provided by the sandbox's own /dev")
 		case a.Special == SpecialProc && mountBackend:
-			f.exact(subj, ControlFSRead, a.Source, "provided by the sandbox's own /proc")
+			f.exact(subj, policy.ControlFSRead, a.Source, "provided by the sandbox's own /proc")
 		default:
-			f.exact(subj, ControlFSRead, a.Source, "readable (and executable)")
+			f.exact(subj, policy.ControlFSRead, a.Source, "readable (and executable)")
 		}
 	}
 	for _, a := range pr.Write {
 		subj := "write " + a.Path
 		switch {
 		case !a.Exists:
-			f.exact(subj, ControlFSWrite, a.Source, "not granted: it does not exist (never created)")
+			f.exact(subj, policy.ControlFSWrite, a.Source, "not granted: it does not exist (never created)")
 		case a.Special == SpecialDevice && mountBackend:
-			f.exact(subj, ControlFSWrite, a.Source, "provided by the sandbox's own /dev")
+			f.exact(subj, policy.ControlFSWrite, a.Source, "provided by the sandbox's own /dev")
 		default:
-			f.exact(subj, ControlFSWrite, a.Source, "writable")
+			f.exact(subj, policy.ControlFSWrite, a.Source, "writable")
 		}
 	}
 	for _, m := range pr.Masks {
 		subj := "mask " + m.Path
-		control := ControlFSRead
+		control := policy.ControlFSRead
 		if m.Kind == ReadOnly {
-			control = ControlFSWrite
+			control = policy.ControlFSWrite
 		}
 		if m.Reason == "protected" {
-			control = ControlProtect
+			control = policy.ControlProtect
 		}
 		switch {
 		case !m.Exists:

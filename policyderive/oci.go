@@ -36,7 +36,8 @@ func OCIMounts(pr *Profile, opts OCIOptions) ([]specs.Mount, *Fidelity) {
 	f := &Fidelity{Backend: "oci"}
 	ops, _, hasRoot := mountPlan(pr, opts.HostSystem, false)
 	if hasRoot {
-		f.stricter("read /", ControlFSRead, "", "only the root, the System paths (host mode) or the image and explicit grants are readable", "a container cannot bind the host's / over its own root")
+		f.stricter("read /", policy.ControlFSRead, "", "only the root, the System paths (host mode) or the image and explicit grants are readable", "a container cannot bind the host's / over its own root")
+		f.key(FeatureHostRoot)
 	}
 	bind := func(src, dst string, ro bool) specs.Mount {
 		mode := "rw"
@@ -49,7 +50,7 @@ func OCIMounts(pr *Profile, opts OCIOptions) ([]specs.Mount, *Fidelity) {
 		return specs.Mount{Destination: dst, Type: "tmpfs", Source: "tmpfs", Options: append([]string{"nosuid", "nodev"}, opt...)}
 	}
 	ms := []specs.Mount{tmpfs("/tmp", "mode=1777")}
-	f.exact("tmp", ControlFSWrite, "", "private /tmp (tmpfs)")
+	f.exact("tmp", policy.ControlFSWrite, "", "private /tmp (tmpfs)")
 	resolved := map[string]string{}
 	for _, l := range pr.Links {
 		resolved[l.Path] = l.Resolved
@@ -80,7 +81,7 @@ func OCIMounts(pr *Profile, opts OCIOptions) ([]specs.Mount, *Fidelity) {
 	ms = slices.DeleteFunc(ms, func(x specs.Mount) bool { return x.Destination == "" })
 	grantElements(f, pr, true)
 	mountElements(f, pr)
-	f.add(Element{Class: Exact, Subject: "hidden directories", Control: ControlFSWrite, Detail: "empty tmpfs with mode 0555: without capabilities nothing can be created in them, and anything created there after a chmod by its owner stays in the tmpfs"})
+	f.add(Element{Class: Exact, Subject: "hidden directories", Control: policy.ControlFSWrite, Detail: "empty tmpfs with mode 0555: without capabilities nothing can be created in them, and anything created there after a chmod by its owner stays in the tmpfs"})
 	f.Elements = append(f.Elements, maskElements(pr, "oci")...)
 	return ms, f
 }

@@ -385,7 +385,7 @@ func (p *Profile) Key() string {
 		k.line("unsearched", u.Rule, u.Pattern, uint8(u.Op), u.Grant)
 	}
 	for _, n := range p.Notes {
-		k.line("note", uint8(n.Class), n.Subject, n.Control, n.Rule, n.Detail, n.Reason, n.Remedy, n.Inherent, n.Concurrent)
+		k.line("note", uint8(n.Class), n.Subject, string(n.Control), n.Rule, n.Detail, n.Reason, n.Remedy, n.Inherent, n.Concurrent, string(n.Feature))
 	}
 	for _, g := range p.Grants {
 		k.line("grant", g.Path, uint8(g.Op))

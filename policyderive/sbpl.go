@@ -57,28 +57,28 @@ func SBPL(pr *Profile) (text string, params []string, fid *Fidelity) {
 	switch pr.Network {
 	case policy.NetworkFull:
 		s.b.WriteString("(allow network*)\n(deny network-outbound (subpath \"/\"))\n(allow network-outbound (literal \"/private/var/run/mDNSResponder\"))\n")
-		s.f.exact("network", ControlNetTCP, "", "full: IP networking allowed; Unix sockets denied except the DNS resolver's")
+		s.f.exact("network", policy.ControlNetTCP, "", "full: IP networking allowed; Unix sockets denied except the DNS resolver's")
 	case policy.NetworkAllowList:
 		fmt.Fprintf(&s.b, "(deny network*)\n(allow network-outbound (remote ip \"localhost:%d\"))\n", ProxyPort)
-		s.f.exact("network", ControlNetTCP, "", fmt.Sprintf("allow-list: only connections to the proxy on localhost:%d; every other network operation denied, Unix sockets included", ProxyPort))
-		s.f.looser("network proxy port", ControlNetTCP, "", fmt.Sprintf("any program listening on localhost:%d of the host can be reached, not only cordon's proxy", ProxyPort), "Seatbelt has no private network namespace: the rule names a local port", "run the proxy on that port (the seatbelt executor does not yet: it refuses the allow-list)", false)
+		s.f.exact("network", policy.ControlNetTCP, "", fmt.Sprintf("allow-list: only connections to the proxy on localhost:%d; every other network operation denied, Unix sockets included", ProxyPort))
+		s.f.looser("network proxy port", policy.ControlNetTCP, "", fmt.Sprintf("any program listening on localhost:%d of the host can be reached, not only cordon's proxy", ProxyPort), "Seatbelt has no private network namespace: the rule names a local port", "run the proxy on that port (the seatbelt executor does not yet: it refuses the allow-list)", false)
 	default:
 		s.b.WriteString("(deny network*)\n")
-		s.f.exact("network", ControlNetTCP, "", "none: every network operation denied, Unix sockets included")
+		s.f.exact("network", policy.ControlNetTCP, "", "none: every network operation denied, Unix sockets included")
 	}
 	f := s.f
-	f.exact("signals", ControlSignal, "", "only processes of the same sandbox can be signalled")
-	f.exact("new paths", ControlFSNewFiles, "", "patterns are regexes: they cover paths created while the command runs")
+	f.exact("signals", policy.ControlSignal, "", "only processes of the same sandbox can be signalled")
+	f.exact("new paths", policy.ControlFSNewFiles, "", "patterns are regexes: they cover paths created while the command runs")
 	if s.folded {
-		f.stricter("letter case", ControlFSRead, "", "deny patterns match letters in either case", "macOS file systems are case-insensitive by default: a deny must also catch .ENV for .env")
+		f.stricter("letter case", policy.ControlFSRead, "", "deny patterns match letters in either case", "macOS file systems are case-insensitive by default: a deny must also catch .ENV for .env")
 	}
-	f.looser("metadata", ControlFSMetadata, "", "file metadata (stat, directory entry existence) is readable everywhere except under deny rules", "a shell needs to stat paths along its way; contents stay denied", "none needed for contents; use the bwrap backend to hide existence", true)
+	f.looser("metadata", policy.ControlFSMetadata, "", "file metadata (stat, directory entry existence) is readable everywhere except under deny rules", "a shell needs to stat paths along its way; contents stay denied", "none needed for contents; use the bwrap backend to hide existence", true)
 	if pr.TmpDir != "" {
-		f.exact("tmp "+pr.TmpDir, ControlFSWrite, "", "private temporary directory, writable")
+		f.exact("tmp "+pr.TmpDir, policy.ControlFSWrite, "", "private temporary directory, writable")
 	} else {
-		f.stricter("tmp", ControlFSWrite, "", "no temporary directory is writable", "the backend must create a private directory and set it with Profile.WithTmpDir (and TMPDIR)")
+		f.stricter("tmp", policy.ControlFSWrite, "", "no temporary directory is writable", "the backend must create a private directory and set it with Profile.WithTmpDir (and TMPDIR)")
 	}
-	f.exact("devices", ControlFSWrite, "", "/dev/null, /dev/zero and /dev/fd/N are always usable")
+	f.exact("devices", policy.ControlFSWrite, "", "/dev/null, /dev/zero and /dev/fd/N are always usable")
 	return s.b.String(), s.params, f
 }
 

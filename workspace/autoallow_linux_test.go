@@ -298,3 +298,30 @@ func TestSandboxAutoAllowPolicyGaps(t *testing.T) {
 	s2 := g.open(t, newBwrapX(t, bwrap.Config{}))
 	require.True(t, s2.AutoAllow().On, s2.AutoAllow().Why)
 }
+
+// TestSandboxAutoAllowDocker: the docker executor assesses the session's
+// policy too (docker.Executor.Assess): with a local engine it earns the
+// exclusive auto-allow, and an auto-allowed command stays confined (the
+// secret unread, nothing written outside, checked from outside); a policy
+// whose denied name also matches inside the System trees, which stay
+// readable there, earns none (the policy-gap twin).
+func TestSandboxAutoAllowDocker(t *testing.T) {
+	f := newAutoFixture(t)
+	s := f.open(t, newDockerX(t))
+	a := s.AutoAllow()
+	require.True(t, a.On, a.Why)
+	assert.True(t, a.Exclusive, a.Why)
+	secret := filepath.Join(f.home, ".ssh", "id_rsa")
+	out := filepath.Join(f.outside, "leak")
+	res, err := s.Run(t.Context(), `awk 'BEGIN { while ((getline l < "`+secret+`") > 0) print l; print "y" > "made.txt"; close("made.txt"); print "x" > "`+out+`" }'`, "", 0)
+	require.NoError(t, err)
+	assert.NotContains(t, res.Stdout+res.Stderr, autoSecret)
+	assert.NoFileExists(t, out)
+	assert.FileExists(t, filepath.Join(f.root, "made.txt"), "the allowed write in the root happened")
+	assert.Zero(t, f.asked.Load(), "a shell_default command was auto-allowed")
+
+	g := newAutoFixture(t)
+	s2 := g.open(t, newDockerX(t), workspace.WithDeniedPaths("passwd"))
+	assert.False(t, s2.AutoAllow().On, "a policy with an fs-read gap of its own earns no auto-allow")
+	assert.Contains(t, s2.AutoAllow().Why, "fs-read")
+}

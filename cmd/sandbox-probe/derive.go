@@ -50,10 +50,15 @@ of the docker backend. Then the renderer's fidelity report: every element
 exact, stricter (the backend forbids more, and what) or looser (it permits
 something the policy forbids, and what to do).
 
-The renderers are pure, so every backend can be rendered on every OS. The
-report is the renderer's: a backend may close looser elements by other
-means (the landlock backend's seccomp filter closes UDP and other socket
-families); sandbox-probe probe shows what a backend enforces.
+The renderers are pure, so every backend can be rendered on every OS.
+Where the backend's executor works on this host, derive shows the plan
+that executor enforces instead (source: executor in --json): for landlock
+(without --abi) its rules, seccomp filter and fidelity; for bwrap the
+command line it runs; for docker with --host-system or --docker-image,
+the mounts as the engine gets them, the network mode and the seccomp
+profile. Elsewhere the bare renderer's output is shown (source: renderer);
+a backend may close its looser elements by other means (the landlock
+backend's seccomp filter closes UDP and other socket families).
 
 --grant read:PATH or write:PATH (PATH alone means read) adds an approved
 grant, as when the user approves an ask; relative paths are relative to
@@ -159,10 +164,36 @@ type SeatbeltRendering struct {
 	CommandLine string `json:"command_line"`
 }
 
-// DockerRendering is the container's mounts, in the OCI runtime-spec form.
+// DockerRendering is the container's plan: from the docker executor of
+// this host (Source "executor": the mounts as the engine gets them, the
+// network mode and the seccomp profile Run uses), or the bare renderer's
+// mounts in the OCI runtime-spec form (Source "renderer": no engine here).
 type DockerRendering struct {
-	HostSystem bool          `json:"host_system"`
-	Mounts     []specs.Mount `json:"mounts"`
+	Source     string `json:"source"`
+	HostSystem bool   `json:"host_system"`
+	// Image is the image of image mode ("" in host mode).
+	Image string `json:"image,omitempty"`
+	// Mounts are the renderer's (Source "renderer").
+	Mounts []specs.Mount `json:"mounts,omitempty"`
+	// EngineMounts are the executor's, as sent to the engine.
+	EngineMounts []DockerMount `json:"engine_mounts,omitempty"`
+	Network      string        `json:"network,omitempty"`
+	AllowList    bool          `json:"allow_list,omitempty"`
+	Seccomp      string        `json:"seccomp,omitempty"`
+}
+
+// DockerMount is one mount of the container as the Docker Engine API gets
+// it (mount.Mount, with snake_case names).
+type DockerMount struct {
+	Type                 string `json:"type"`
+	Source               string `json:"source,omitempty"`
+	Target               string `json:"target"`
+	ReadOnly             bool   `json:"read_only,omitempty"`
+	Propagation          string `json:"propagation,omitempty"`
+	NonRecursive         bool   `json:"non_recursive,omitempty"`
+	ReadOnlyNonRecursive bool   `json:"read_only_non_recursive,omitempty"`
+	TmpfsSize            int64  `json:"tmpfs_size,omitempty"`
+	TmpfsMode            string `json:"tmpfs_mode,omitempty"`
 }
 
 // KubernetesRendering is the kubernetes executor's session pod (as the
@@ -295,11 +326,15 @@ func (a *app) derive(o *deriveOptions) error {
 		line = append(line, "/bin/sh", "-c", "CMD")
 		rep.Seatbelt, rep.Fidelity = &SeatbeltRendering{Profile: text, Params: params, CommandLine: quoteArgs(line)}, fid
 	case "docker":
+		if dr, fid := explainDocker(ws, cwd, grants, o.hostSystem, a.dockerImage); dr != nil {
+			rep.Docker, rep.Fidelity = dr, fid
+			break
+		}
 		ms, fid := policyderive.OCIMounts(pr, policyderive.OCIOptions{HostSystem: o.hostSystem})
 		if ms == nil {
 			ms = []specs.Mount{}
 		}
-		rep.Docker, rep.Fidelity = &DockerRendering{HostSystem: o.hostSystem, Mounts: ms}, fid
+		rep.Docker, rep.Fidelity = &DockerRendering{Source: "renderer", HostSystem: o.hostSystem, Mounts: ms}, fid
 	case "kubernetes":
 		labels := map[string]string{kubernetes.LabelSession: "SESSION"}
 		r, fid := policyderive.PodSpec(policyderive.ImageProfile(pr, ws.policy),
@@ -465,9 +500,34 @@ func (a *app) printDerive(rep *DeriveReport) {
 			fmt.Fprintf(w, "  %s\n", line)
 		}
 	case rep.Docker != nil:
-		mt := &table{}
-		for _, m := range rep.Docker.Mounts {
-			mt.addText("  "+m.Destination, m.Type, m.Source, strings.Join(m.Options, ","))
+		d, mt := rep.Docker, &table{}
+		if d.Source == "executor" {
+			fmt.Fprintf(w, "  as Run enforces it on this host (the docker executor's plan, %s); network %s", cmp.Or(d.Image, "host mode"), d.Network)
+			if d.AllowList {
+				fmt.Fprint(w, ", with the allow-list proxy inside the container's network namespace")
+			}
+			fmt.Fprintf(w, "\n  seccomp: %s\n", cmp.Or(d.Seccomp, "the engine's default profile"))
+			for _, m := range d.EngineMounts {
+				var opts []string
+				if m.ReadOnly {
+					opts = append(opts, "ro")
+				}
+				for _, o := range []struct {
+					on   bool
+					text string
+				}{{m.Propagation != "", m.Propagation}, {m.NonRecursive, "non-recursive"}, {m.ReadOnlyNonRecursive, "ro-non-recursive"},
+					{m.TmpfsSize != 0, fmt.Sprintf("size=%d", m.TmpfsSize)}, {m.TmpfsMode != "", "mode=" + m.TmpfsMode}} {
+					if o.on {
+						opts = append(opts, o.text)
+					}
+				}
+				mt.addText("  "+m.Target, m.Type, m.Source, strings.Join(opts, ","))
+			}
+		} else {
+			fmt.Fprintf(w, "  the bare renderer's mounts (no docker engine here, or neither --host-system nor --docker-image: Run adds the image's system paths, hides the engine and applies its mitigations)\n")
+			for _, m := range d.Mounts {
+				mt.addText("  "+m.Destination, m.Type, m.Source, strings.Join(m.Options, ","))
+			}
 		}
 		_ = mt.write(w, p)
 	}

@@ -276,6 +276,9 @@ func TestJSONSchema(t *testing.T) {
 		if ok {
 			runs = append(runs, run{name: "probe-" + name, block: "probe",
 				args: append([]string{"probe", "--json", "--backend", name, "--case", "write-outside,denied-new-file,chmod-outside"}, ws...)})
+			if name == "docker" { // the executor's plan (host mode)
+				runs = append(runs, run{name: "derive-docker-executor", block: "derive", args: append([]string{"derive", "--json", "--backend", "docker", "--host-system"}, ws...)})
+			}
 		}
 	}
 	for _, r := range runs {

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -238,9 +240,9 @@ func TestPlanSeccomp(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, seccompbpf.Bytes(want), pl.seccomp)
 	assert.True(t, slices.ContainsFunc(pl.fidelity.Elements, func(e policyderive.Element) bool {
-		return e.Control == policyderive.ControlNetUnix && e.Class == policyderive.Exact && e.Subject == "unix sockets"
+		return e.Control == executor.ControlNetUnix && e.Class == policyderive.Exact && e.Subject == "unix sockets"
 	}), "net-unix is enforced")
-	assert.False(t, slices.ContainsFunc(pl.fidelity.Looser(), func(e policyderive.Element) bool { return e.Control == policyderive.ControlNetUnix }),
+	assert.False(t, slices.ContainsFunc(pl.fidelity.Looser(), func(e policyderive.Element) bool { return e.Control == executor.ControlNetUnix }),
 		"no Unix-socket gap is left")
 
 	p.PathRules = append(p.PathRules, policy.PathRule{Pattern: sock, Action: policy.Allow})
@@ -250,6 +252,47 @@ func TestPlanSeccomp(t *testing.T) {
 	pl, err = newPlan(pr, true)
 	require.NoError(t, err)
 	assert.Nil(t, pl.seccomp, "a named socket: no filter")
-	assert.True(t, slices.ContainsFunc(pl.fidelity.Looser(), func(e policyderive.Element) bool { return e.Control == policyderive.ControlNetUnix }),
+	assert.True(t, slices.ContainsFunc(pl.fidelity.Looser(), func(e policyderive.Element) bool { return e.Control == executor.ControlNetUnix }),
 		"and the gap is declared")
+}
+
+// TestExplainIsRun: the command line Explain shows (and sandbox-probe
+// derive prints) is the one Run executes, read back from the running
+// bwrap's /proc/PID/cmdline (options inline, as on a bwrap without
+// --args), apart from the descriptors Run adds (--json-status-fd, and
+// --seccomp, which Explain's fidelity names).
+func TestExplainIsRun(t *testing.T) {
+	x, err := New(Config{})
+	testenv.SkipUnavailable(t, testenv.Bwrap, err)
+	defer x.Close()
+	x.argsInline = true
+	root := testRoot(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), []byte("K=V\n"), 0o600))
+	p := policy.Coding.Policy()
+	p.DeniedPaths = []string{".env*"}
+	req := &executor.Request{Command: "sleep 30", Root: root, Dir: root, Policy: p, Env: []string{"PATH=/usr/bin:/bin", "A=b c"}}
+	argv, fid, err := x.Explain(context.Background(), req)
+	require.NoError(t, err)
+	require.True(t, slices.ContainsFunc(fid.Elements, func(e policyderive.Element) bool { return e.Subject == "mask "+filepath.Join(root, ".env") }), "control: the plan masks the file")
+
+	proc, err := x.Start(context.Background(), req)
+	require.NoError(t, err)
+	defer proc.Kill()
+	raw, err := os.ReadFile("/proc/" + strconv.Itoa(proc.(interface{ Pid() int }).Pid()) + "/cmdline")
+	require.NoError(t, err)
+	ran := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+	var got []string
+	for i := 0; i < len(ran); i++ {
+		if ran[i] == "--" {
+			got = append(got, ran[i:]...)
+			break
+		}
+		if ran[i] == "--json-status-fd" || ran[i] == "--seccomp" {
+			i++
+			continue
+		}
+		got = append(got, ran[i])
+	}
+	assert.Equal(t, argv, got, "Run's command line is the explained one")
+	assert.Contains(t, got, filepath.Join(root, ".env"), "control: the mask is on it")
 }

@@ -136,11 +136,11 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	}
 	args, fid := policyderive.Bwrap(pr)
 	if relay != "" {
-		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: executor.ControlNetAllowList,
 			Detail: "bwrap's own network namespace (only loopback); inside it the host program (bwrap.Init) listens on 127.0.0.1:3128 and relays every connection to the executor's proxy over a Unix socket bound into the sandbox: nothing else is reachable"})
 	}
 	if netWhy != nil {
-		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: executor.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
 			Reason: "bwrap must be started in a private network namespace whose only listener is the proxy: " + netWhy.Error(),
 			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN)"})
@@ -263,12 +263,12 @@ func encode(ops []option, skip map[int]bool) ([]byte, int) {
 func assess(pl *plan, pr *policyderive.Profile) {
 	fid := pl.fidelity
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
-	add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: string(executor.ControlProcessTree),
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: executor.ControlProcessTree,
 		Detail: "a PID namespace: when the command's shell exits or is killed, bwrap's init and every process of the sandbox die with it (--die-with-parent), double-forked daemons included"})
-	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: string(executor.ControlProcInfo),
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: executor.ControlProcInfo,
 		Detail: "a fresh /proc of the sandbox's PID namespace: host processes are not listed"})
 	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return r.List == "protect" }) {
-		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: policyderive.ControlProtect,
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: executor.ControlProtect,
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}
 	pl.looser = fid.Looser()

@@ -217,15 +217,13 @@ func (x *Executor) hostTop(pr *policyderive.Profile, ms []specs.Mount, fid *poli
 		added = append(added, top.Path)
 	}
 	slices.SortStableFunc(ms, func(a, b specs.Mount) int { return abspath.Depth(a.Destination) - abspath.Depth(b.Destination) })
-	for i, e := range fid.Elements {
-		if e.Subject == "read /" && e.Class == policyderive.Stricter {
-			what := "the host's top-level entries except /proc, /dev, /sys, /tmp, /run and symbolic links"
-			if !x.host {
-				what += ", and the image's own system directories"
-			}
-			fid.Elements[i].Detail = what + " are bound at their paths (" + strings.Join(added, ", ") + ")"
-			fid.Elements[i].Reason = "a container cannot bind the host's / over its own root"
+	for _, e := range fid.Keyed(policyderive.FeatureHostRoot) {
+		what := "the host's top-level entries except /proc, /dev, /sys, /tmp, /run and symbolic links"
+		if !x.host {
+			what += ", and the image's own system directories"
 		}
+		e.Detail = what + " are bound at their paths (" + strings.Join(added, ", ") + ")"
+		e.Reason = "a container cannot bind the host's / over its own root"
 	}
 	return ms
 }
@@ -269,7 +267,7 @@ func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []sp
 	for _, m := range ms {
 		if m.Type == "bind" && slices.Contains(socks, m.Source) {
 			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination,
-				Control: policyderive.ControlNetUnix, Detail: "not mounted: it is a container engine's socket", Reason: "whoever reaches the engine controls the host"})
+				Control: executor.ControlNetUnix, Detail: "not mounted: it is a container engine's socket", Reason: "whoever reaches the engine controls the host"})
 			continue
 		}
 		out = append(out, m)
@@ -288,7 +286,7 @@ func (x *Executor) hideEngine(ms []specs.Mount, fid *policyderive.Fidelity) []sp
 				continue
 			}
 			ms = append(ms, specs.Mount{Destination: dst, Type: "bind", Source: "/dev/null", Options: []string{"rbind", "ro", "rprivate", "nosuid", "nodev"}})
-			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Exact, Subject: "mask " + dst, Control: policyderive.ControlNetUnix,
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Exact, Subject: "mask " + dst, Control: executor.ControlNetUnix,
 				Detail: "a container engine's socket, hidden (/dev/null bound over it) whatever the policy grants"})
 		}
 	}
@@ -309,15 +307,15 @@ func sweepGap(sweeps bool) string {
 func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 	fid := sp.fidelity
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
-	add(policyderive.Element{Class: policyderive.Exact, Subject: "signals", Control: policyderive.ControlSignal,
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "signals", Control: executor.ControlSignal,
 		Detail: "the container's own PID namespace: no host process can be signalled"})
-	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: string(executor.ControlProcInfo),
+	add(policyderive.Element{Class: policyderive.Exact, Subject: "proc", Control: executor.ControlProcInfo,
 		Detail: "the container's own /proc: host processes are not listed (the session's other commands are)"})
 	if x.sweeps && x.seccomp != "" {
-		add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: string(executor.ControlProcessTree),
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "process tree", Control: executor.ControlProcessTree,
 			Detail: "before and after every command (before the guard's last scan) the executor kills, from the host, every process in the session's container that left a command's tree (a child of the container's init other than init's idle sleep and the supervisors of requests under way, known by the control FIFO they hold) with its descendants, stopped in rounds and pinned by pidfds; the container's processes cannot trace one another or write their memory (ptrace refused by seccomp, /proc read-only)"})
 	} else {
-		add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: executor.ControlProcessTree, Inherent: true,
 			Detail: "a process that left the command's tree before it was killed (a double fork whose parent already exited) keeps running in the session's container until the container is removed (Close, or a change of mounts)",
 			Reason: sweepGap(x.sweeps)})
 	}
@@ -325,14 +323,14 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 		sandboxrun.UnixSocketsRefused(fid, "the container's seccomp profile", "32-bit programs that reach sockets through socketcall(2) (the multiplexer a filter cannot read) get EPERM")
 	}
 	if sp.network == "none" {
-		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: executor.ControlNetTCP,
 			Detail: "network mode none: a network namespace with only its own loopback (no TCP, UDP or abstract Unix sockets of the host)"})
 	} else {
-		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: policyderive.ControlNetTCP,
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: executor.ControlNetTCP,
 			Detail: "network mode " + sp.network + " (the policy grants full network access)"})
 	}
 	if slices.ContainsFunc(pr.Rules, func(r policyderive.Rule) bool { return r.List == "protect" }) {
-		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: policyderive.ControlProtect,
+		add(policyderive.Element{Class: policyderive.Exact, Subject: "protected paths", Control: executor.ControlProtect,
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}
 	sp.looser = fid.Looser()
@@ -347,7 +345,7 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 			sp.blocking = append(sp.blocking, sandboxrun.AllowListNoNamespace(why))
 		default:
 			sp.allowList = true
-			add(policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
+			add(policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: executor.ControlNetAllowList,
 				Detail: "network mode none; the executor's proxy listens inside the container's network namespace (a port of each command's own) and decides every connection: nothing else is reachable"})
 		}
 	}
@@ -598,7 +596,7 @@ func (x *Executor) aroundDataRoot(ms []specs.Mount, r string, fid *policyderive.
 			if !at(dst) {
 				ms = append(ms, specs.Mount{Destination: dst, Type: "tmpfs", Source: "tmpfs", Options: []string{"nosuid", "nodev", "mode=0555", "size=1m"}})
 			}
-			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mask " + dst, Control: policyderive.ControlFSRead,
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mask " + dst, Control: executor.ControlFSRead,
 				Detail: "the engine's data root, hidden (an empty read-only tmpfs) whatever the policy grants; " + m.Destination + " is bound rslave (mounts made below it on the host later appear inside)",
 				Reason: "it holds the engine's containers and their configurations, and the engine refuses a private bind around it"})
 			continue
@@ -637,13 +635,13 @@ func (x *Executor) aroundDataRoot(ms []specs.Mount, r string, fid *policyderive.
 			return true
 		}
 		if !walk(m.Source, m.Destination) {
-			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination, Control: policyderive.ControlFSRead,
+			fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination, Control: executor.ControlFSRead,
 				Detail: "left out: it holds the engine's data root " + r + ", the host's mount there does not propagate, and it could not be rebuilt from its entries",
 				Reason: "the engine refuses a private bind around its data root"})
 			continue
 		}
 		ms = append(ms, add...)
-		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination, Control: policyderive.ControlFSWrite,
+		fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "mount " + m.Destination, Control: executor.ControlFSWrite,
 			Detail: fmt.Sprintf("rebuilt from binds of its entries around the engine's data root %s (hidden): nothing can be created, removed or renamed directly in %s, and %d symbolic links or special files there are left out",
 				r, strings.Join(split, ", "), skipped),
 			Reason: "the engine refuses a private bind around its data root, and the host's mount there is private (not shared), so it cannot be bound rslave"})

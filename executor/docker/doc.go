@@ -25,6 +25,15 @@
 // as soon as nothing runs in it any more (a background process keeps
 // its container). A command never runs with stale masks.
 //
+// Explain derives and assesses a request as Run does and returns that
+// plan — the mounts exactly as the engine gets them (the command
+// runner's per-container control directory shown as ControlDirShown),
+// the network mode, the seccomp profile, the fidelity and strict mode's
+// verdict — without starting anything; sandbox-probe derive prints it,
+// and TestExplainIsRun compares it with the container's mounts read back
+// from the engine. Assess returns that plan's gaps, so a workspace can
+// decide sandbox auto-allow for its own policy.
+//
 // Commands reach the container in one of two ways:
 //
 //   - The command runner (the default with a local engine, on Linux: the

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/client"
 
 	"github.com/cordon-sandbox/cordon/executor"
@@ -363,22 +364,9 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, err
 	}
 	dir := cmp.Or(req.Dir, req.Root)
-	var sp *spec
-	for attempt := 0; ; attempt++ {
-		pr, err := sandboxrun.Derive(ctx, x.deriver, req, dir, req.Grants)
-		if err != nil {
-			return nil, fmt.Errorf("docker executor: deriving the profile: %w", err)
-		}
-		if sp, err = x.specFor(pr, req.Policy); err != nil {
-			return nil, err
-		}
-		if len(sp.vanished) == 0 {
-			break
-		}
-		if attempt > 0 {
-			sp = x.withoutVanished(sp, pr)
-			break
-		}
+	_, sp, err := x.specRequest(ctx, req, dir)
+	if err != nil {
+		return nil, err
 	}
 	if len(sp.blocking) > 0 {
 		if !x.cfg.BestEffort {
@@ -425,6 +413,96 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, err
 	}
 	return r, nil
+}
+
+// specRequest derives req's profile for a command in dir and returns it
+// with the container spec Run uses (Explain shows the same). When a
+// mount's source vanished since the derivation, it derives once more,
+// then leaves out what vanished again.
+func (x *Executor) specRequest(ctx context.Context, req *executor.Request, dir string) (*policyderive.Profile, *spec, error) {
+	for attempt := 0; ; attempt++ {
+		pr, err := sandboxrun.Derive(ctx, x.deriver, req, dir, req.Grants)
+		if err != nil {
+			return nil, nil, fmt.Errorf("docker executor: deriving the profile: %w", err)
+		}
+		sp, err := x.specFor(pr, req.Policy)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(sp.vanished) == 0 {
+			return pr, sp, nil
+		}
+		if attempt > 0 {
+			return pr, x.withoutVanished(sp, pr), nil
+		}
+	}
+}
+
+// ControlDirShown stands, in an Explanation's mounts, for the command
+// runner's control directory, a temporary directory made with each
+// container and bound read-only at /.cordon-run.
+const ControlDirShown = "CONTROL-DIR"
+
+// Explanation is what Run would enforce for a request: the same spec,
+// derived and assessed the same way (Explain).
+type Explanation struct {
+	Profile *policyderive.Profile
+	// Mounts are the container's mounts as the engine gets them.
+	Mounts []mount.Mount
+	// Network is the container's network mode ("none", or the engine's
+	// network for policy.NetworkFull); under the allow-list the proxy
+	// listens inside the container's own network namespace.
+	Network   string
+	AllowList bool
+	// Seccomp describes the container's seccomp profile ("" when the
+	// engine's own default is used).
+	Seccomp  string
+	Fidelity *policyderive.Fidelity
+	// Blocking are the gaps strict mode refuses: Run fails with an
+	// *executor.UnenforceableError naming them unless Config.BestEffort.
+	Blocking []executor.Gap
+}
+
+// Explain derives and assesses req as Run would, without starting a
+// container or running anything, and returns what Run would enforce.
+func (x *Executor) Explain(ctx context.Context, req *executor.Request) (*Explanation, error) {
+	if err := req.ValidateSandboxed(); err != nil {
+		return nil, err
+	}
+	pr, sp, err := x.specRequest(ctx, req, cmp.Or(req.Dir, req.Root))
+	if err != nil {
+		return nil, err
+	}
+	e := &Explanation{Profile: pr, Mounts: sp.mounts, Network: sp.network, AllowList: sp.allowList, Fidelity: sp.fidelity, Blocking: sp.blocking}
+	if x.fast {
+		// The command runner's control directory is made with each
+		// container (a temporary directory); its name is shown as
+		// ControlDirShown.
+		e.Mounts = append(slices.Clip(e.Mounts), controlMount(ControlDirShown))
+	}
+	if x.seccomp != "" {
+		e.Seccomp = x.secDesc
+		if sp.noUnix {
+			e.Seccomp += "; socket(AF_UNIX) and socketcall(2) refused (the policy names no socket)"
+		}
+	}
+	return e, nil
+}
+
+// Assess derives and assesses req as Run would and returns its gaps:
+// every looser element not mitigated, inherent ones included.
+func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executor.Gap, error) {
+	e, err := x.Explain(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	gaps := sandboxrun.Gaps(e.Fidelity.Looser())
+	for _, g := range e.Blocking { // those not from the fidelity (the allow-list's)
+		if !slices.Contains(gaps, g) {
+			gaps = append(gaps, g)
+		}
+	}
+	return gaps, nil
 }
 
 // end closes the command's proxy session and has the guard repair

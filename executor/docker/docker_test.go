@@ -4,6 +4,7 @@ package docker_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -26,6 +27,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor/docker"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
+	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
 var gitEnv = conformance.WithEnv("GIT_CONFIG_GLOBAL=/dev/null")
@@ -914,4 +916,52 @@ func TestBrokenContainerIsReplaced(t *testing.T) {
 	res := run(t, x, w.req("echo fresh", nil))
 	assert.Equal(t, "fresh\n", string(res.Stdout))
 	assert.NotEqual(t, old, x.ContainerID(), "the next command runs in a new container")
+}
+
+// TestExplainIsRun: what Explain shows (and sandbox-probe derive prints)
+// is what Run gives the engine: the mounts, network mode and seccomp of
+// the container a command then runs in, read back from the engine, in
+// host and image mode, for the coding preset with a denied file and a
+// grant.
+func TestExplainIsRun(t *testing.T) {
+	for name, cfg := range map[string]docker.Config{"host": {}, "image": imageConfig(t)} {
+		t.Run(name, func(t *testing.T) {
+			x := newExecutor(t, cfg)
+			w := newWS(t)
+			require.NoError(t, os.WriteFile(filepath.Join(w.root, ".env"), []byte("K=V\n"), 0o600))
+			p := policy.Coding.Policy()
+			p.DeniedPaths = append(p.DeniedPaths, ".env*")
+			req := w.req("true", p)
+			req.Grants = []policy.Grant{{Path: w.outside, Op: policy.Read}}
+			e, err := x.Explain(context.Background(), req)
+			require.NoError(t, err)
+			require.NotEmpty(t, e.Mounts)
+			res := run(t, x, req)
+			require.Equal(t, 0, res.ExitCode, "stderr: %s", res.Stderr)
+
+			ins, err := engine(t).ContainerInspect(context.Background(), x.ContainerID())
+			require.NoError(t, err)
+			want, err := json.Marshal(e.Mounts)
+			require.NoError(t, err)
+			for i, m := range ins.HostConfig.Mounts {
+				if m.Target == "/.cordon-run" { // the runner's, made with the container
+					ins.HostConfig.Mounts[i].Source = docker.ControlDirShown
+				}
+			}
+			got, err := json.Marshal(ins.HostConfig.Mounts)
+			require.NoError(t, err)
+			assert.Equal(t, string(want), string(got), "the engine's mounts are the explained ones")
+			assert.Equal(t, e.Network, string(ins.HostConfig.NetworkMode))
+			assert.NotEmpty(t, e.Seccomp)
+			assert.True(t, slices.ContainsFunc(ins.HostConfig.SecurityOpt, func(s string) bool { return strings.HasPrefix(s, "seccomp={") }))
+			env := slices.IndexFunc(e.Mounts, func(m mountT) bool { return m.Target == filepath.Join(w.root, ".env") })
+			assert.GreaterOrEqual(t, env, 0, "the denied file is masked in the plan")
+
+			gaps, err := x.Assess(context.Background(), req)
+			require.NoError(t, err)
+			for _, g := range gaps {
+				assert.True(t, slices.ContainsFunc(e.Fidelity.Looser(), func(el policyderive.Element) bool { return el.Control == g.Control }), "gap %s is a looser element of the plan", g.Control)
+			}
+		})
+	}
 }

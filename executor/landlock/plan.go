@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/executor"
@@ -129,16 +128,6 @@ type plan struct {
 	netns, netnsChild bool
 }
 
-// Subjects of the renderer's elements this backend mitigates (see
-// policyderive.Landlock).
-const (
-	subjTCP      = "network tcp"
-	subjUDP      = "network udp"
-	subjOther    = "network other sockets"
-	subjUnix     = "unix sockets"
-	subjAbstract = "abstract unix sockets"
-)
-
 // assess renders pr for the host and decides what closes each gap.
 func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	abi := f.abi
@@ -166,34 +155,34 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList, netnsChild: netChild}
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
 	if netDowngraded {
-		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: policyderive.ControlNetAllowList,
+		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: executor.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
 			Reason: "Landlock restricts TCP by port only, so the allow-list needs a private network namespace for each command: " + f.netnsWhy + netChildWhy(f),
 			Remedy: "run as root (a private network namespace needs CAP_SYS_ADMIN), or use the bwrap backend as root"})
 	}
 
 	if rs.ABI == 0 {
-		for _, c := range []string{policyderive.ControlFSWrite, policyderive.ControlProtect, policyderive.ControlSignal, policyderive.ControlNetAbstract} {
-			subject := "landlock " + c
-			if c == policyderive.ControlNetAbstract {
-				subject = subjAbstract // closed by denying socket(AF_UNIX)
+		for _, c := range []executor.Control{executor.ControlFSWrite, executor.ControlProtect, executor.ControlSignal, executor.ControlNetAbstract} {
+			subject, ft := "landlock "+string(c), policyderive.Feature("")
+			if c == executor.ControlNetAbstract {
+				subject, ft = "abstract unix sockets", policyderive.FeatureAbstractUnix // closed by denying socket(AF_UNIX)
 			}
-			add(policyderive.Element{Class: policyderive.Looser, Subject: subject, Control: c,
+			add(policyderive.Element{Class: policyderive.Looser, Subject: subject, Control: c, Feature: ft,
 				Detail: "not restricted: there is no Landlock", Reason: "the kernel does not support Landlock (or it is disabled)",
 				Remedy: "use Linux ≥ 5.13 with landlock in the lsm= boot parameter, another backend, or opt into best effort"})
 		}
 		if pr.Network != policy.NetworkFull {
-			add(policyderive.Element{Class: policyderive.Looser, Subject: subjTCP, Control: policyderive.ControlNetTCP,
+			add(policyderive.Element{Class: policyderive.Looser, Subject: "network tcp", Control: executor.ControlNetTCP, Feature: policyderive.FeatureNetTCP,
 				Detail: "TCP is not restricted", Reason: "there is no Landlock",
 				Remedy: "a seccomp filter denying socket(2) for families other than AF_UNIX"})
-			add(policyderive.Element{Class: policyderive.Looser, Subject: subjUDP, Control: policyderive.ControlNetUDP,
+			add(policyderive.Element{Class: policyderive.Looser, Subject: "network udp", Control: executor.ControlNetUDP, Feature: policyderive.FeatureNetUDP,
 				Detail: "UDP is not restricted", Reason: "there is no Landlock",
 				Remedy: "a seccomp filter denying socket(2) for families other than AF_UNIX"})
-			add(policyderive.Element{Class: policyderive.Looser, Subject: subjOther, Control: policyderive.ControlNetTCP,
+			add(policyderive.Element{Class: policyderive.Looser, Subject: "network other sockets", Control: executor.ControlNetTCP, Feature: policyderive.FeatureNetOther,
 				Detail: "no socket is restricted", Reason: "there is no Landlock",
 				Remedy: "a seccomp filter denying socket(2) for families other than AF_UNIX"})
 		}
-		add(policyderive.Element{Class: policyderive.Looser, Subject: subjUnix, Control: policyderive.ControlNetUnix,
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "unix sockets", Control: executor.ControlNetUnix, Feature: policyderive.FeatureUnixSockets,
 			Detail: "connecting to pathname Unix sockets anywhere is not restricted", Reason: "there is no Landlock",
 			Remedy: "a seccomp filter denying socket(AF_UNIX)"})
 	}
@@ -203,14 +192,10 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	// command's own /proc/<pid> cannot be granted alone.
 	if pp := rs.PerProcessRules(); len(pp) > 0 && rs.ABI > 0 {
 		pl.procRule = true
-		for i := range fid.Elements {
-			for _, r := range pp {
-				if e := &fid.Elements[i]; e.Subject == "read "+r.Path && strings.Contains(e.Detail, "PerProcessRules") {
-					e.Detail = "granted as part of /proc, which is readable as a whole (see proc)"
-				}
-			}
+		for _, e := range fid.Keyed(policyderive.FeaturePerProcess) {
+			e.Detail = "granted as part of /proc, which is readable as a whole (see proc)"
 		}
-		add(policyderive.Element{Class: policyderive.Looser, Subject: "proc", Control: string(executor.ControlProcInfo), Inherent: true,
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "proc", Control: executor.ControlProcInfo, Inherent: true,
 			Detail: "/proc is readable as a whole, not only /proc/self: the command lines, status and statistics of every process on the host, and system-wide /proc files, can be read",
 			Reason: "Landlock rules name inodes and the ruleset is applied before the command exists, so its own /proc/<pid> cannot be granted alone; Landlock's ptrace scoping still denies environ, mem, maps, fd and the cwd/root/exe links of processes outside the sandbox",
 			Remedy: "use the bwrap backend (its own PID namespace and /proc)"})
@@ -220,9 +205,9 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	// Landlock leaves open: nothing but the proxy listens in it.
 	if pl.netns {
 		how := "a private network namespace: only loopback, where nothing but the proxy listens"
-		fid.Mitigate(subjTCP, how)
-		fid.Mitigate(subjUDP, how)
-		fid.Mitigate(subjOther, how)
+		fid.Mitigate(policyderive.FeatureNetTCP, how)
+		fid.Mitigate(policyderive.FeatureNetUDP, how)
+		fid.Mitigate(policyderive.FeatureNetOther, how)
 	}
 	// The seccomp filter closes what Landlock cannot at this ABI.
 	socketGrant := namesSocket(pr)
@@ -232,24 +217,24 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		if pr.Network == policy.NetworkNone {
 			pl.filter.inet = true
 			how := "seccomp filter: socket(2) is denied for every family but AF_UNIX"
-			fid.Mitigate(subjTCP, how)
-			fid.Mitigate(subjUDP, how)
-			fid.Mitigate(subjOther, how)
+			fid.Mitigate(policyderive.FeatureNetTCP, how)
+			fid.Mitigate(policyderive.FeatureNetUDP, how)
+			fid.Mitigate(policyderive.FeatureNetOther, how)
 		}
 		if rs.ABI < 9 && !socketGrant {
 			pl.filter.unix = true
 			how := "seccomp filter: socket(AF_UNIX) is denied"
-			fid.Mitigate(subjUnix, how)
-			fid.Mitigate(subjAbstract, how)
-			add(policyderive.Element{Class: policyderive.Stricter, Subject: "unix socket creation", Control: policyderive.ControlNetUnix,
+			fid.Mitigate(policyderive.FeatureUnixSockets, how)
+			fid.Mitigate(policyderive.FeatureAbstractUnix, how)
+			add(policyderive.Element{Class: policyderive.Stricter, Subject: "unix socket creation", Control: executor.ControlNetUnix,
 				Detail: "programs cannot create Unix sockets at all, even inside the workspace (socketpair(2) still works)",
 				Reason: fmt.Sprintf("Landlock restricts connecting to pathname Unix sockets from ABI 9 (this is ABI %d) and seccomp cannot see connect's path, so socket(AF_UNIX) is denied", rs.ABI)})
 		}
 	}
 	// An unrestricted pathname Unix socket is a gap of this kernel, not of
 	// Landlock: ABI 9 closes it, so strict mode refuses it.
-	for i := range fid.Elements {
-		if e := &fid.Elements[i]; e.Subject == subjUnix && e.Class == policyderive.Looser && e.Mitigated == "" {
+	for _, e := range fid.Keyed(policyderive.FeatureUnixSockets) {
+		if e.Class == policyderive.Looser && e.Mitigated == "" {
 			e.Inherent = false
 			if socketGrant {
 				e.Reason += "; a grant names a socket, so socket(AF_UNIX) cannot be denied either"
@@ -260,7 +245,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	}
 	if !f.seccomp && rs.ABI > 0 {
 		for i := range fid.Elements {
-			if e := &fid.Elements[i]; e.Class == policyderive.Looser && e.Mitigated == "" && (e.Subject == subjUDP || e.Subject == subjOther || e.Subject == subjTCP) {
+			if e := &fid.Elements[i]; e.Class == policyderive.Looser && e.Mitigated == "" && (e.Feature == policyderive.FeatureNetUDP || e.Feature == policyderive.FeatureNetOther || e.Feature == policyderive.FeatureNetTCP) {
 				e.Reason += "; no seccomp filter: " + f.seccompWhy
 			}
 		}
@@ -272,31 +257,31 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		if f.mounts == mountsUserNS {
 			how += "; as a non-root user, in a user namespace of its own that maps only the caller's uid and gid (files of other users show as nobody)"
 		}
-		fid.Mitigate("metadata", how)
-		add(policyderive.Element{Class: policyderive.Looser, Subject: "metadata visibility", Control: policyderive.ControlFSMetadata, Inherent: true,
+		fid.Mitigate(policyderive.FeatureMetadata, how)
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "metadata visibility", Control: executor.ControlFSMetadata, Inherent: true,
 			Detail: "stat, access, chdir and readlink work on ungranted paths: the command can see that ~/.ssh/id_rsa exists, and its size and times, not read it",
 			Reason: "Landlock does not mediate these operations",
 			Remedy: "use the bwrap backend, where ungranted paths do not exist"})
 	} else if f.mountsWhy != "" {
-		for i := range fid.Elements {
-			if e := &fid.Elements[i]; e.Subject == "metadata" && e.Class == policyderive.Looser {
+		for _, e := range fid.Keyed(policyderive.FeatureMetadata) {
+			if e.Class == policyderive.Looser {
 				e.Reason += "; no mount namespace, which would make everything outside the writable grants read-only: " + f.mountsWhy
 			}
 		}
 	}
 	if !f.seccomp {
-		add(policyderive.Element{Class: policyderive.Looser, Subject: "kernel objects", Control: string(executor.ControlKernelObjects),
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "kernel objects", Control: executor.ControlKernelObjects,
 			Detail: "the command shares the host's kernel keyrings and System V IPC: it can read and add keys in the user's keyring and attach the host's shared memory, message queues and semaphores",
 			Reason: "Landlock does not mediate keyrings or System V IPC and no seccomp filter can be installed here: " + f.seccompWhy,
 			Remedy: "use the bwrap backend (its own user and IPC namespaces) or a kernel with seccomp filters"})
 	}
 	if !cfg.KernelProtect {
-		add(policyderive.Element{Class: policyderive.Looser, Subject: "protected paths", Control: policyderive.ControlProtect, Inherent: true,
+		add(policyderive.Element{Class: policyderive.Looser, Subject: "protected paths", Control: executor.ControlProtect, Inherent: true,
 			Detail: "writes to protected paths (.git/hooks, .git/config, ...) are not denied while the command runs: after it (and before every later command while a background process runs) they are undone — new ones removed, changed ones restored — and reported as violations; a host program running git in the workspace meanwhile can execute a planted hook or config",
 			Reason: "Landlock cannot deny writes below a writable directory without taking creation rights away from every directory above it, which would break git commit and every build at the root (DESIGN §2.6); Config.KernelProtect chooses that split instead",
 			Remedy: "set Config.KernelProtect, or use the bwrap backend (read-only mounts)"})
 	}
-	tree := policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: string(executor.ControlProcessTree), Inherent: true,
+	tree := policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: executor.ControlProcessTree, Inherent: true,
 		Detail: "a process that double-forks out of the command's tree (its parent exits first) survives the command and keeps the sandbox's restrictions",
 		Reason: "there is no PID namespace: the kill on timeout finds the command's descendants by their parents, and the protected-path guard stops counting the process",
 		Remedy: "use the bwrap backend, or run where this process may make cgroup v2 child cgroups (root, or a delegated subtree)"}

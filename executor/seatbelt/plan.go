@@ -52,15 +52,15 @@ func assess(program string, pr *policyderive.Profile) (*plan, error) {
 		return nil, err
 	}
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
-	add(policyderive.Element{Class: policyderive.Looser, Subject: subjProcessTree, Control: string(executor.ControlProcessTree), Inherent: true,
+	add(policyderive.Element{Class: policyderive.Looser, Subject: subjProcessTree, Control: executor.ControlProcessTree, Inherent: true,
 		Detail: "a process that double-forks out of the command's tree (its parent exits first) survives the command and keeps the sandbox's restrictions",
 		Reason: "macOS has no PID namespace: the kill on timeout finds the command's descendants in the process table by process group and parent, and the protected-path guard stops counting the process",
 		Remedy: "use the docker backend"})
-	add(policyderive.Element{Class: policyderive.Looser, Subject: subjProtect, Control: policyderive.ControlProtect, Inherent: true,
+	add(policyderive.Element{Class: policyderive.Looser, Subject: subjProtect, Control: executor.ControlProtect, Inherent: true,
 		Detail: "while the command runs, renaming a repository's .git away (mv .git x; write x/hooks/...; mv x .git) changes protected files: Seatbelt matches the path an operation names, not the file, and the renamed tree has other paths; after the command (and before every later command while a background process runs) the guard undoes such changes and reports them as violations; a host program running git in the workspace meanwhile can execute a planted hook or config",
 		Reason: "the rules deny writes to paths matching .git/hooks and .git/config at any depth, and to bare-name protected files (.bashrc, ...) under any directory, but do not pin the directories above them; hard links are not a way around them as far as is known (the profile allows no file-link operation), and the guard would undo such changes too",
 		Remedy: "none needed for files created under protected names; use the bwrap or docker backend for read-only mounts"})
-	add(policyderive.Element{Class: policyderive.Looser, Subject: subjProcInfo, Control: string(executor.ControlProcInfo), Inherent: true,
+	add(policyderive.Element{Class: policyderive.Looser, Subject: subjProcInfo, Control: executor.ControlProcInfo, Inherent: true,
 		Detail: "the process table (every process's id, parent, user and name, through the kern.proc sysctls that ps uses) and host facts (hardware, kernel version, host name) are readable; inspecting other processes (process-info*: their arguments, environment, open files) is limited to the sandbox's own",
 		Reason: "the profile allows sysctl-read, which a shell and most programs need to start",
 		Remedy: "use the docker backend"})

@@ -18,7 +18,7 @@ func Gap(e policyderive.Element) executor.Gap {
 	if e.Class == policyderive.Looser && e.Remedy != "" && !e.Inherent {
 		reason += "; to proceed: " + e.Remedy
 	}
-	return executor.Gap{Control: executor.Control(e.Control), Reason: reason, Concurrent: e.Concurrent}
+	return executor.Gap{Control: e.Control, Reason: reason, Concurrent: e.Concurrent}
 }
 
 // Gaps turns elements into gaps, one each.
@@ -35,11 +35,11 @@ func Gaps(els []policyderive.Element) []executor.Gap {
 // protect list, say) are named together with their detail once.
 func GroupedGaps(els []policyderive.Element) []executor.Gap {
 	type group struct {
-		control string
+		control executor.Control
 		els     []policyderive.Element
 	}
 	// A control's gap is concurrent-only when every element of it is.
-	concurrent := map[string]bool{}
+	concurrent := map[executor.Control]bool{}
 	for _, e := range els {
 		c, seen := concurrent[e.Control]
 		concurrent[e.Control] = e.Concurrent && (c || !seen)
@@ -47,7 +47,7 @@ func GroupedGaps(els []policyderive.Element) []executor.Gap {
 	var groups []*group
 	byKey := map[string]*group{}
 	for _, e := range els {
-		k := e.Control + "\x00" + e.Reason
+		k := string(e.Control) + "\x00" + e.Reason
 		if byKey[k] == nil {
 			byKey[k] = &group{control: e.Control}
 			groups = append(groups, byKey[k])
@@ -55,7 +55,7 @@ func GroupedGaps(els []policyderive.Element) []executor.Gap {
 		byKey[k].els = append(byKey[k].els, e)
 	}
 	var out []executor.Gap
-	index := map[string]int{}
+	index := map[executor.Control]int{}
 	for _, g := range groups {
 		reason := Gap(g.els[0]).Reason
 		if len(g.els) > 1 {
@@ -78,7 +78,7 @@ func GroupedGaps(els []policyderive.Element) []executor.Gap {
 			continue
 		}
 		index[g.control] = len(out)
-		out = append(out, executor.Gap{Control: executor.Control(g.control), Reason: reason, Concurrent: concurrent[g.control]})
+		out = append(out, executor.Gap{Control: g.control, Reason: reason, Concurrent: concurrent[g.control]})
 	}
 	return out
 }
@@ -138,12 +138,12 @@ func AllowListNoNamespace(why error) executor.Gap {
 // reach socket(2) the filter does not see.
 func UnixSocketsRefused(fid *policyderive.Fidelity, how, compat string) {
 	for i, e := range fid.Elements {
-		if e.Control == policyderive.ControlNetUnix && e.Class == policyderive.Looser {
-			fid.Elements[i] = policyderive.Element{Class: policyderive.Exact, Subject: "unix sockets", Control: policyderive.ControlNetUnix,
+		if e.Control == executor.ControlNetUnix && e.Class == policyderive.Looser {
+			fid.Elements[i] = policyderive.Element{Class: policyderive.Exact, Subject: "unix sockets", Control: executor.ControlNetUnix,
 				Detail: how + " refuses socket(AF_UNIX): no pathname Unix socket can be connected to, wherever it lives"}
 		}
 	}
-	fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "unix sockets", Control: policyderive.ControlNetUnix,
+	fid.Elements = append(fid.Elements, policyderive.Element{Class: policyderive.Stricter, Subject: "unix sockets", Control: executor.ControlNetUnix,
 		Detail: "commands cannot create Unix sockets (socket(AF_UNIX) fails; socketpair works), so a server on a Unix socket inside the sandbox cannot run either; " + compat,
 		Reason: "connect(2) to a socket is not a file access a mount can stop; a filter cannot see the address, only the family",
 		Remedy: "name the socket a command needs in a path rule (the filter is then left out and the sockets the derivation finds stay hidden)"})
