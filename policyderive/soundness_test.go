@@ -268,7 +268,7 @@ func searched(r policy.Rule) bool {
 
 // declared reports whether fid declares a looser element for rule with
 // the given inherence.
-func declared(fid *Fidelity, rule string, inherent bool, control string) bool {
+func declared(fid *Fidelity, rule string, inherent bool, control policy.Control) bool {
 	for _, e := range fid.Looser() {
 		if e.Rule == rule && e.Inherent == inherent && (control == "" || e.Control == control) {
 			return true
@@ -286,14 +286,14 @@ func (o *oracle) gapOK(p probe, op policy.Op, fid *Fidelity) (bool, string) {
 	if r == nil || searched(*r) {
 		return false, "no gap applies"
 	}
-	if !p.exists && declared(fid, r.Source, true, ControlFSNewFiles) {
+	if !p.exists && declared(fid, r.Source, true, policy.ControlFSNewFiles) {
 		return true, "new path"
 	}
 	unsearchable := func(x policy.Rule) bool { return !searched(x) && x.Pattern.Kind() != policy.PatternRelative }
 	if r.Pattern.Kind() == policy.PatternRelative || o.permitted(p.path, op, unsearchable) == false {
 		return false, "not a search gap"
 	}
-	if o.inSystem(p.path) && !o.inScope(p.path) && declared(fid, r.Source, true, ControlFSRead) {
+	if o.inSystem(p.path) && !o.inScope(p.path) && declared(fid, r.Source, true, policy.ControlFSRead) {
 		return true, "system tree"
 	}
 	if !o.inScope(p.path) && declared(fid, r.Source, false, "") {
@@ -637,3 +637,39 @@ func checkNetwork(t *rapid.T, pr *Profile) {
 }
 
 var netCases atomic.Int64
+
+// TestAllowListOpensProxyPortOnly is the case TestSoundness once found
+// (its rapid dump, now this named test): a root full of denied .env
+// files, a path rule denying them, the network allow-list. At every ABI
+// with TCP rules the Landlock rendering may connect to the proxy's port
+// and nothing else; bwrap shares the (private) namespace it is started
+// in; SBPL opens only the proxy's port on loopback.
+func TestAllowListOpensProxyPortOnly(t *testing.T) {
+	root := t.TempDir()
+	for i := range 3 {
+		dir := filepath.Join(root, fmt.Sprint("d", i))
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".env"), []byte("K=V\n"), 0o600))
+	}
+	p := policy.Coding.Policy()
+	p.Network = policy.NetworkAllowList
+	p.Hosts = policy.HostRules{Allow: []string{"example.com"}}
+	p.PathRules = append(p.PathRules, policy.PathRule{Pattern: ".env*", Action: policy.Deny})
+	pr, err := Derive(p, root, "", root, nil)
+	require.NoError(t, err)
+	for abi := 1; abi <= LandlockMaxABI; abi++ {
+		rs := Landlock(pr, abi)
+		if abi < 4 {
+			assert.Empty(t, rs.Net, "ABI %d has no TCP rules", abi)
+			continue
+		}
+		require.Len(t, rs.Net, 1, "ABI %d", abi)
+		assert.Equal(t, uint16(ProxyPort), rs.Net[0].Port, "ABI %d: the proxy's port", abi)
+		assert.Equal(t, landlock.AccessNetSet(ll.AccessNetConnectTCP), rs.Net[0].Access, "ABI %d: connect only", abi)
+	}
+	args, _ := Bwrap(pr)
+	assert.Contains(t, args, "--share-net")
+	text, _, _ := SBPL(pr)
+	assert.Equal(t, []string{fmt.Sprintf(`(allow network-outbound (remote ip "localhost:%d"))`, ProxyPort)},
+		regexp.MustCompile(`\(allow network[^\n]*`).FindAllString(text, -1))
+}

@@ -319,3 +319,24 @@ func TestCacheTrees(t *testing.T) {
 	res = equalSearch(t, c, req, base, pats, "grant now a dir")
 	assert.Equal(t, []string{"$/later/.env dir out .env"}, summary(res, base, pats))
 }
+
+// TestCacheSeesNewSibling is the case TestCacheProperty once found (its
+// rapid dump, now this named test): a directory matching one pattern is
+// searched, then a sibling matching another is made; the next search must
+// find both, in every cache mode.
+func TestCacheSeesNewSibling(t *testing.T) {
+	pats := []string{".env", "**/.git/hooks", "k*"}
+	for _, mode := range cacheModes {
+		t.Run(mode.name, func(t *testing.T) {
+			base := tempDir(t)
+			mkTree(t, base, "ws/", "out/")
+			req := &Request{Root: base + "/ws", Patterns: testPatterns(pats...)}
+			c := NewCache(mode.opts)
+			defer c.Close()
+			require.NoError(t, os.Mkdir(base+"/ws/.env", 0o755))
+			equalSearch(t, c, req, base, pats, "mkdir ws/.env")
+			require.NoError(t, os.Mkdir(base+"/ws/k1", 0o755))
+			equalSearch(t, c, req, base, pats, "mkdir ws/k1")
+		})
+	}
+}
