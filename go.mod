@@ -8,6 +8,7 @@ require (
 	github.com/containers/common v0.64.2
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/go-git/go-git/v5 v5.19.3
+	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/moby/sys/mountinfo v0.7.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/executor"
@@ -59,9 +60,9 @@ type Executor struct {
 	deriver  *policyderive.Deriver
 	grants   []policy.Grant // Config.ExtraBinds
 
-	pmu   sync.Mutex
-	plans map[string]*planEntry
-	ptick uint64
+	// plans are the rendered plans by profile key, the most recently
+	// used kept.
+	plans *lru.Cache[string, *plan]
 
 	guards *protectguard.Cache
 	// net is the network allow-list proxy of the executor's commands.
@@ -80,11 +81,6 @@ type Executor struct {
 	argsInline bool
 	// derive is x.deriver.DeriveCompiled (tests substitute a stale profile).
 	derive func(ctx context.Context, pc *policy.Checker, cwd string, grants []policy.Grant) (*policyderive.Profile, error)
-}
-
-type planEntry struct {
-	pl   *plan
-	used uint64
 }
 
 var (
@@ -114,13 +110,14 @@ func New(cfg Config) (*Executor, error) {
 		return nil, err
 	}
 	log := cmp.Or(cfg.Logger, slog.Default())
+	plans, _ := lru.New[string, *plan](maxPlans) // errs only for a size ≤ 0
 	x := &Executor{
+		plans:    plans,
 		cfg:      cfg,
 		log:      log,
 		feat:     feat,
 		launcher: l,
 		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
-		plans:    map[string]*planEntry{},
 		guards:   protectguard.NewCache(16, cfg.Logger),
 		net:      netallow.NewGate(cfg.Logger),
 		closed:   make(chan struct{}),
@@ -658,30 +655,14 @@ func (x *Executor) grantsFor(req *executor.Request) []policy.Grant {
 // planFor returns the cached plan of pr's key, rendering it on a miss.
 func (x *Executor) planFor(pr *policyderive.Profile) (*plan, error) {
 	key := pr.Key()
-	x.pmu.Lock()
-	x.ptick++
-	if e := x.plans[key]; e != nil {
-		e.used = x.ptick
-		x.pmu.Unlock()
-		return e.pl, nil
+	if pl, ok := x.plans.Get(key); ok {
+		return pl, nil
 	}
-	x.pmu.Unlock()
 	pl, err := newPlan(pr, x.feat.disableUserns)
 	if err != nil {
 		return nil, err
 	}
-	x.pmu.Lock()
-	defer x.pmu.Unlock()
-	x.plans[key] = &planEntry{pl: pl, used: x.ptick}
-	for len(x.plans) > maxPlans {
-		oldest := ""
-		for k, e := range x.plans {
-			if oldest == "" || e.used < x.plans[oldest].used {
-				oldest = k
-			}
-		}
-		delete(x.plans, oldest)
-	}
+	x.plans.Add(key, pl)
 	return pl, nil
 }
 

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
@@ -117,8 +119,7 @@ type Executor struct {
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
 	bestEffort sandboxrun.BestEffortLog
 
-	pmu   sync.Mutex
-	plans map[string]*plan // by profile; see planFor
+	plans *lru.Cache[string, *plan] // by profile; see planFor
 	// names watches the directories that hold the rules' paths, so a
 	// plan's ruleset key is computed again only after one changed (nil:
 	// no inotify; computed before every command).
@@ -162,6 +163,7 @@ func New(cfg Config) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("landlock executor: private temporary directory: %w", err)
 	}
+	plans, _ := lru.New[string, *plan](maxPlans) // errs only for a size ≤ 0
 	x := &Executor{
 		cfg:      cfg,
 		log:      log,
@@ -171,7 +173,7 @@ func New(cfg Config) (*Executor, error) {
 		rulesets: newRulesetCache(cmp.Or(cfg.Rulesets, DefaultRulesets)),
 		guards:   protectguard.NewCache(16, cfg.Logger),
 		net:      netallow.NewGate(cfg.Logger),
-		plans:    map[string]*plan{},
+		plans:    plans,
 		closed:   make(chan struct{}),
 	}
 	if w, err := pathwatch.New(pathwatch.Names, 0); err == nil {
@@ -505,7 +507,7 @@ func (x *Executor) planRequest(ctx context.Context, req *executor.Request) (*pol
 	return pr, x.planFor(pr), nil
 }
 
-// maxPlans bounds the plans kept; the cache starts over when full.
+// maxPlans bounds the plans kept (the most recently used).
 const maxPlans = 64
 
 // planFor returns the plan of pr, assessed once per profile. The key is
@@ -515,19 +517,11 @@ const maxPlans = 64
 // before each command.
 func (x *Executor) planFor(pr *policyderive.Profile) *plan {
 	key := pr.Key() + strconv.FormatBool(namesSocket(pr))
-	x.pmu.Lock()
-	pl := x.plans[key]
-	x.pmu.Unlock()
-	if pl != nil {
+	if pl, ok := x.plans.Get(key); ok {
 		return pl
 	}
-	pl = assess(pr, x.feat, x.cfg)
-	x.pmu.Lock()
-	if len(x.plans) >= maxPlans {
-		clear(x.plans)
-	}
-	x.plans[key] = pl
-	x.pmu.Unlock()
+	pl := assess(pr, x.feat, x.cfg)
+	x.plans.Add(key, pl)
 	return pl
 }
 

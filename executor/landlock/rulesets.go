@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/cordon-sandbox/cordon/executor"
 )
 
@@ -53,23 +55,22 @@ func (r *ruleset) close() {
 // using it is closed when that start releases it; commands already
 // started keep their own restriction.
 type rulesetCache struct {
-	mu     sync.Mutex
-	max    int
-	tick   uint64
-	m      map[string]*rulesetRef
+	mu     sync.Mutex // guards refs and evicted, and orders the LRU's use
+	lru    *lru.Cache[string, *rulesetRef]
 	closed bool
 }
 
 type rulesetRef struct {
-	key     string
 	rs      *ruleset
 	refs    int
-	used    uint64
 	evicted bool
 }
 
 func newRulesetCache(max int) *rulesetCache {
-	return &rulesetCache{max: max, m: map[string]*rulesetRef{}}
+	c := &rulesetCache{}
+	// The LRU calls evict from Add and Purge, which run under c.mu.
+	c.lru, _ = lru.NewWithEvict(max, func(_ string, r *rulesetRef) { c.evict(r) }) // errs only for a size ≤ 0
+	return c
 }
 
 // acquire returns the ruleset for key, building it when missing, and
@@ -80,32 +81,21 @@ func (c *rulesetCache) acquire(key string, build func() (*ruleset, error)) (*rul
 	if c.closed {
 		return nil, false, executor.ErrClosed
 	}
-	c.tick++
-	if r := c.m[key]; r != nil {
+	if r, ok := c.lru.Get(key); ok {
 		r.refs++
-		r.used = c.tick
 		return r, false, nil
 	}
 	rs, err := build()
 	if err != nil {
 		return nil, false, err
 	}
-	r := &rulesetRef{key: key, rs: rs, refs: 1, used: c.tick}
-	c.m[key] = r
-	for len(c.m) > c.max {
-		var old *rulesetRef
-		for _, x := range c.m {
-			if x != r && (old == nil || x.used < old.used) {
-				old = x
-			}
-		}
-		c.evict(old)
-	}
+	r := &rulesetRef{rs: rs, refs: 1}
+	c.lru.Add(key, r) // evicts the least recently used beyond the bound, never r
 	return r, true, nil
 }
 
+// evict marks r evicted and closes it unless a start still uses it.
 func (c *rulesetCache) evict(r *rulesetRef) {
-	delete(c.m, r.key)
 	r.evicted = true
 	if r.refs == 0 {
 		r.rs.close()
@@ -125,7 +115,7 @@ func (c *rulesetCache) release(r *rulesetRef) {
 func (c *rulesetCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.m)
+	return c.lru.Len()
 }
 
 // close evicts every ruleset.
@@ -133,7 +123,5 @@ func (c *rulesetCache) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.closed = true
-	for _, r := range c.m {
-		c.evict(r)
-	}
+	c.lru.Purge()
 }

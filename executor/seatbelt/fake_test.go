@@ -316,7 +316,7 @@ func TestFakeStrict(t *testing.T) {
 		gap := executor.Gap{Control: executor.ControlFSRead, Reason: "a test gap"}
 		looser := *pl
 		looser.blocking = []executor.Gap{gap}
-		x.plans[pl.key].pl = &looser
+		x.plans.Add(pl.key, &looser)
 
 		res, err := x.Run(context.Background(), req)
 		if best {
@@ -341,12 +341,12 @@ func TestFakePlanCache(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 0, res.ExitCode)
 	}
-	assert.Len(t, x.plans, 1)
+	assert.Equal(t, 1, x.plans.Len())
 	full := policy.Coding.Policy()
 	full.Network = policy.NetworkFull
 	_, err := x.Run(context.Background(), w.req("true", full))
 	require.NoError(t, err)
-	assert.Len(t, x.plans, 2)
+	assert.Equal(t, 2, x.plans.Len())
 }
 
 // TestFakeRequestErrors: requests an executor cannot run are typed

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
+
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
@@ -50,9 +52,9 @@ type Executor struct {
 	deriver *policyderive.Deriver
 	tmp     string
 
-	pmu   sync.Mutex
-	plans map[string]*planEntry
-	ptick uint64
+	// plans are the assessed plans by profile key, the most recently
+	// used kept.
+	plans *lru.Cache[string, *plan]
 
 	guards *protectguard.Cache
 
@@ -64,11 +66,6 @@ type Executor struct {
 
 	closeOnce sync.Once
 	closed    chan struct{}
-}
-
-type planEntry struct {
-	pl   *plan
-	used uint64
 }
 
 var (
@@ -111,13 +108,14 @@ func newExecutor(cfg Config, program string) (*Executor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: private temporary directory: %w", err)
 	}
+	plans, _ := lru.New[string, *plan](maxPlans) // errs only for a size ≤ 0
 	x := &Executor{
 		cfg:     cfg,
 		log:     cmp.Or(cfg.Logger, slog.Default()),
 		program: program,
 		deriver: policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
 		tmp:     tmp,
-		plans:   map[string]*planEntry{},
+		plans:   plans,
 		guards:  protectguard.NewCache(16, cfg.Logger),
 		closed:  make(chan struct{}),
 	}
@@ -364,27 +362,14 @@ func (x *Executor) planFor(ctx context.Context, req *executor.Request) (*plan, e
 	}
 	pr = pr.WithTmpDir(x.tmp)
 	key := pr.Key()
-	x.pmu.Lock()
-	defer x.pmu.Unlock()
-	x.ptick++
-	if e := x.plans[key]; e != nil {
-		e.used = x.ptick
-		return e.pl, nil
+	if pl, ok := x.plans.Get(key); ok {
+		return pl, nil
 	}
 	pl, err := assess(x.program, pr)
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: rendering the profile: %w", err)
 	}
-	x.plans[key] = &planEntry{pl: pl, used: x.ptick}
-	if len(x.plans) > maxPlans {
-		oldKey := ""
-		for k, e := range x.plans {
-			if oldKey == "" || e.used < x.plans[oldKey].used {
-				oldKey = k
-			}
-		}
-		delete(x.plans, oldKey)
-	}
+	x.plans.Add(key, pl)
 	return pl, nil
 }
 
