@@ -468,14 +468,11 @@ func (s snapshot) diff(after snapshot, top string) []string {
 	return out
 }
 
-// shellQuote quotes s as one POSIX shell word. (conformance imports only
-// executor, policy and the standard library, so not mvdan.cc/sh's
-// syntax.Quote; single quotes have no escapes in sh, so this is exact.)
+// shellQuote quotes s as one shell word (executor.ShellQuote; the suite's
+// words hold no NUL byte).
 func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	q, _ := executor.ShellQuote(s)
+	return q
 }
 
 // waitFor polls cond every 10 ms until it holds, d passes, or stop closes.

@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
@@ -400,13 +399,15 @@ func bwrapArgs(ws *workspaceSpec, cwd string, grants []policy.Grant) (string, []
 	return argv[0], argv[1 : len(argv)-4], fid
 }
 
-// quoteArgs renders argv as a shell command line (syntax.Quote, never by hand).
+// quoteArgs renders argv as a shell command line, each word quoted by
+// executor.ShellQuote: valid shell for every argument (an argument cannot
+// hold a NUL byte; one that did would be shown as <NUL>, not as a word).
 func quoteArgs(args []string) string {
 	out := make([]string, len(args))
 	for i, s := range args {
-		q, err := syntax.Quote(s, syntax.LangBash)
-		if err != nil {
-			q = fmt.Sprintf("%q", s)
+		q, ok := executor.ShellQuote(s)
+		if !ok {
+			q = "<NUL>"
 		}
 		out[i] = q
 	}

@@ -93,7 +93,7 @@
 //     protected-path guard instead of protect masks); probe shows what a
 //     backend enforces. derive --abi renders for an older Landlock ABI.
 //   - run: one argument is a shell command line, several are a command and
-//     its arguments, each quoted with syntax.Quote. Asks are put to the user
+//     its arguments, each quoted with executor.ShellQuote. Asks are put to the user
 //     on /dev/tty, only when stdin is a terminal (a pipe means nobody is there
 //     to answer); otherwise they are refused unless --yes, which also prints
 //     each approval on stderr. Output is printed after the command ends

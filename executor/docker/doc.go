@@ -276,10 +276,9 @@
 //   - Busybox's sh exports a PATH of its own when it starts without one;
 //     when Request.Env has no PATH (and the image's shell does that) the
 //     command runs as "unset PATH" followed by a newline and Command.
-//   - Values in the runner's script are quoted with syntax.Quote; where
-//     it refuses (POSIX has no escape sequences for newlines and other
-//     control characters) they are single-quoted, which POSIX shells
-//     take byte for byte.
+//   - Values in the runner's script are quoted with executor.ShellQuote
+//     (single quotes, which POSIX shells take byte for byte, newlines
+//     and bytes that are not UTF-8 included).
 //   - A container that cannot be used any more (its exec fails before the
 //     command ran) is replaced and the command retried once in the new
 //     one.

@@ -18,7 +18,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
-	"pgregory.net/rapid"
 
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -36,32 +35,6 @@ func shells(t testing.TB) [][]string {
 		t.Skip("no POSIX shell on this host")
 	}
 	return out
-}
-
-// TestQuoteRoundTrip checks that quote gives each shell back the exact
-// bytes, newlines, control characters and invalid UTF-8 included.
-func TestQuoteRoundTrip(t *testing.T) {
-	for _, sh := range shells(t) {
-		t.Run(strings.Join(sh, " "), func(t *testing.T) {
-			rapid.Check(t, func(rt *rapid.T) {
-				s := string(rapid.SliceOf(rapid.ByteRange(1, 255)).Draw(rt, "s"))
-				q, ok := quote(s)
-				if !ok {
-					rt.Fatalf("quote(%q) refused", s)
-				}
-				args := append(slices.Clone(sh[1:]), "-c", "printf %s "+q)
-				out, err := exec.Command(sh[0], args...).Output()
-				if err != nil {
-					rt.Fatalf("%s: %v", q, err)
-				}
-				if string(out) != s {
-					rt.Fatalf("quote(%q) = %s gives %q", s, q, out)
-				}
-			})
-		})
-	}
-	_, ok := quote("a\x00b")
-	assert.False(t, ok, "a NUL cannot be quoted")
 }
 
 // TestRunnerScript runs the runner's per-command script in each shell

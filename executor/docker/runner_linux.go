@@ -22,7 +22,6 @@ import (
 	"github.com/docker/docker/api/types/mount"
 	"github.com/docker/docker/pkg/stdcopy"
 	"golang.org/x/sys/unix"
-	"mvdan.cc/sh/v3/syntax"
 
 	"github.com/cordon-sandbox/cordon/executor"
 )
@@ -260,23 +259,6 @@ func (r *runner) close() {
 	}
 }
 
-// quote quotes s as one word for a POSIX shell: syntax.Quote, and where
-// it refuses (POSIX has no escape sequences, so it refuses newlines,
-// other control characters and bytes that are not UTF-8), single quotes,
-// which POSIX shells take byte for byte, each single quote inside
-// closing the quotes, adding an escaped quote and reopening them.
-func quote(s string) (string, bool) {
-	if strings.IndexByte(s, 0) >= 0 {
-		return "", false
-	}
-	q, err := syntax.Quote(s, syntax.LangPOSIX)
-	var qe *syntax.QuoteError
-	if errors.As(err, &qe) {
-		return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", true
-	}
-	return q, err == nil
-}
-
 // runnerScriptFor returns the script a runner runs for one command: it
 // sets the environment to exactly env, changes to dir (reporting
 // "nodir" on the control FIFO if it cannot), and execs /bin/sh -c
@@ -292,14 +274,14 @@ func runnerScriptFor(env []string, dir, command string, unset []string) (script 
 		if !shellName.MatchString(k) {
 			return "", false
 		}
-		q, ok := quote(v)
+		q, ok := executor.ShellQuote(v)
 		if !ok {
 			return "", false
 		}
 		b.WriteString("export " + k + "=" + q + "\n")
 	}
-	qd, ok1 := quote(dir)
-	qc, ok2 := quote(command)
+	qd, ok1 := executor.ShellQuote(dir)
+	qc, ok2 := executor.ShellQuote(command)
 	if !ok1 || !ok2 {
 		return "", false
 	}
