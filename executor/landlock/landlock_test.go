@@ -166,9 +166,18 @@ func TestHostStaysUnrestricted(t *testing.T) {
 		assert.Contains(t, string(res.Stdout), "Seccomp:\t2")
 		assert.Contains(t, string(res.Stdout), "NoNewPrivs:\t1")
 	}
-	// The sandbox denied the outside read in coding mode.
+	// The sandbox denied the outside read in coding mode: no canary in the
+	// output, the kernel's refusal in the error; the twin, the same
+	// command with a read grant on the directory, prints it.
 	res := run(t, x, w.req("cat "+filepath.Join(w.outside, "canary.txt"), nil))
 	require.NotEqual(t, 0, res.ExitCode)
+	assert.NotContains(t, string(res.Stdout), "canary")
+	assert.Contains(t, string(res.Stderr), "Permission denied")
+	granted := w.req("cat "+filepath.Join(w.outside, "canary.txt"), nil)
+	granted.Grants = []policy.Grant{{Path: w.outside, Op: policy.Read}}
+	res = run(t, x, granted)
+	require.Equal(t, 0, res.ExitCode, "twin: stderr %s", res.Stderr)
+	assert.Equal(t, "canary\n", string(res.Stdout), "twin: the granted read")
 
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
