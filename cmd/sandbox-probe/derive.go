@@ -16,6 +16,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
 	"github.com/cordon-sandbox/cordon/executor/kubernetes"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/executor/seatbelt"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -153,8 +154,11 @@ type BwrapRendering struct {
 	CommandLine string `json:"command_line"`
 }
 
-// SeatbeltRendering is the SBPL profile and its parameters.
+// SeatbeltRendering is the SBPL profile and its parameters: the seatbelt
+// executor's (Source "executor", on macOS with sandbox-exec: the profile
+// with its private temporary directory) or the bare renderer's.
 type SeatbeltRendering struct {
+	Source  string `json:"source"`
 	Profile string `json:"profile"`
 	// Params are KEY=VALUE, each passed as -D KEY=VALUE.
 	Params []string `json:"params"`
@@ -318,12 +322,19 @@ func (a *app) derive(o *deriveOptions) error {
 		rep.Bwrap, rep.Fidelity = &BwrapRendering{Source: src, Args: args, CommandLine: quoteArgs(line)}, fid
 	case "seatbelt":
 		text, params, fid := policyderive.SBPL(pr)
+		src := "renderer"
+		if argv, xfid := explainSeatbelt(ws, cwd, grants); argv != nil {
+			src, text, params, fid = "executor", argv[2], nil, xfid
+			for i := 3; i+1 < len(argv) && argv[i] == "-D"; i += 2 {
+				params = append(params, argv[i+1])
+			}
+		}
 		line := []string{sandboxExecPath, "-p", "PROFILE"}
 		for _, kv := range params {
 			line = append(line, "-D", kv)
 		}
 		line = append(line, "/bin/sh", "-c", "CMD")
-		rep.Seatbelt, rep.Fidelity = &SeatbeltRendering{Profile: text, Params: params, CommandLine: quoteArgs(line)}, fid
+		rep.Seatbelt, rep.Fidelity = &SeatbeltRendering{Source: src, Profile: text, Params: params, CommandLine: quoteArgs(line)}, fid
 	case "docker":
 		if dr, fid := explainDocker(ws, cwd, grants, o.hostSystem, a.dockerImage); dr != nil {
 			rep.Docker, rep.Fidelity = dr, fid
@@ -380,6 +391,23 @@ func explainLandlock(ws *workspaceSpec, cwd string, grants []policy.Grant) *land
 		return nil
 	}
 	return e
+}
+
+// explainSeatbelt returns the command line the seatbelt executor of this
+// host would run a command in cwd with (sandbox-exec -p PROFILE -D ...)
+// and that plan's fidelity (Executor.Explain), or nil where there is no
+// sandbox-exec (every OS but macOS).
+func explainSeatbelt(ws *workspaceSpec, cwd string, grants []policy.Grant) ([]string, *policyderive.Fidelity) {
+	x, err := seatbelt.New(seatbelt.Config{BestEffort: true})
+	if err != nil {
+		return nil, nil
+	}
+	defer x.Close()
+	argv, fid, err := x.Explain(context.Background(), &executor.Request{Command: "CMD", Root: ws.root, Home: ws.home, Dir: cwd, Policy: ws.policy, Grants: grants})
+	if err != nil || len(argv) < 3 || argv[1] != "-p" {
+		return nil, nil
+	}
+	return argv, fid
 }
 
 // bwrapArgs returns the bwrap binary, the options the bwrap executor of

@@ -424,3 +424,28 @@ func TestFakeConformanceFunctional(t *testing.T) {
 	conformance.Run(t, func(t *testing.T) executor.Executor { return f.executor(t, Config{}) },
 		conformance.FunctionalOnly(), conformance.Select("functional", "process"))
 }
+
+// TestFakeExplain: Explain's command line is the one Run executes (the
+// fake sandbox-exec records it), and its fidelity is the plan's; Assess
+// gives that plan's looser elements as gaps, the guard-repaired
+// protected paths among them.
+func TestFakeExplain(t *testing.T) {
+	f := newFake(t, "")
+	x := f.executor(t, Config{})
+	w := newWS(t)
+	req := w.req("echo explained", nil)
+	argv, fid, err := x.Explain(context.Background(), req)
+	require.NoError(t, err)
+	res, err := x.Run(context.Background(), req)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "stderr: %s", res.Stderr)
+	calls := f.calls(t, "echo explained")
+	require.Len(t, calls, 1)
+	assert.Equal(t, calls[0].argv, argv, "Run executed the explained command line")
+	require.NotNil(t, fid)
+	assert.NotEmpty(t, fid.Looser())
+	gaps, err := x.Assess(context.Background(), req)
+	require.NoError(t, err)
+	assert.Len(t, gaps, len(fid.Looser()))
+	assert.True(t, slices.ContainsFunc(gaps, func(g executor.Gap) bool { return g.Control == executor.ControlProtect }), "protected paths are repaired, not denied: %v", gaps)
+}

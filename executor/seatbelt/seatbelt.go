@@ -295,6 +295,29 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 // for inspection and for running the same sandbox by hand. The command
 // runs with exactly req.Env in req.Dir.
 func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, error) {
+	argv, _, err := x.Explain(ctx, req)
+	return argv, err
+}
+
+// Explain returns what Args returns and the fidelity report of the plan
+// Run enforces (the renderer's, with this backend's additions). Unlike
+// Run it does not refuse a plan strict mode refuses: the report's
+// Blocking elements say what Run would refuse.
+func (x *Executor) Explain(ctx context.Context, req *executor.Request) ([]string, *policyderive.Fidelity, error) {
+	if err := req.ValidateSandboxed(); err != nil {
+		return nil, nil, err
+	}
+	pl, err := x.planFor(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	argv, err := withCommand(pl.prefix, req.Command)
+	return argv, pl.fidelity, err
+}
+
+// Assess derives and assesses req as Run would and returns its gaps:
+// every looser element, inherent ones included.
+func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executor.Gap, error) {
 	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
@@ -302,7 +325,7 @@ func (x *Executor) Args(ctx context.Context, req *executor.Request) ([]string, e
 	if err != nil {
 		return nil, err
 	}
-	return withCommand(pl.prefix, req.Command)
+	return sandboxrun.Gaps(pl.looser), nil
 }
 
 // prepare derives and assesses the profile, refuses it in strict mode
