@@ -12,10 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cordon-sandbox/cordon/cmd/internal/backends"
+	"github.com/cordon-sandbox/cordon/cmd/internal/buildinfo"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
-	"github.com/cordon-sandbox/cordon/internal/backends"
-	"github.com/cordon-sandbox/cordon/internal/buildinfo"
 )
 
 // Exit codes (see the package documentation).

@@ -19,9 +19,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/net/netutil"
 
+	"github.com/cordon-sandbox/cordon/cmd/internal/backends"
+	"github.com/cordon-sandbox/cordon/cmd/internal/buildinfo"
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/backends"
-	"github.com/cordon-sandbox/cordon/internal/buildinfo"
 	"github.com/cordon-sandbox/cordon/mcpserver"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/workspace"

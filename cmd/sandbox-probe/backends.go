@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 
+	"github.com/cordon-sandbox/cordon/cmd/internal/backends"
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/backends"
 )
 
-// The backend table lives in internal/backends, shared with cmd/cordon;
+// The backend table lives in cmd/internal/backends, shared with cmd/cordon;
 // these names keep sandbox-probe's code short.
 type (
 	backend        = backends.Backend

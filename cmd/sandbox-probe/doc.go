@@ -51,7 +51,7 @@
 //
 // # Backends
 //
-// internal/backends holds the one table that names backend packages
+// cmd/internal/backends holds the one table that names backend packages
 // (shared with cmd/cordon): name,
 // whether it sandboxes, the operating systems it runs on, and its
 // constructor. A backend is available when its constructor succeeds and,
@@ -60,7 +60,7 @@
 // takes the reasons and fixes from the constructors' errors; a backend
 // for another operating system (seatbelt off macOS, the Linux sandboxes
 // elsewhere) is reported as such without being built. The docker backend's
-// entry lives in internal/backends/docker.go; -tags nodocker leaves it (and the Docker
+// entry lives in cmd/internal/backends/docker.go; -tags nodocker leaves it (and the Docker
 // client) out. --docker-image runs it in image mode with a local image
 // (never pulled); the default is host mode. In image mode the suite's
 // probe runs inside the image, so it must be a static Linux binary: a

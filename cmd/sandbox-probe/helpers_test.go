@@ -116,7 +116,7 @@ func TestOneLine(t *testing.T) {
 }
 
 // TestParseBackends: a bad --backend is a usage error (the parsing itself
-// is internal/backends's, tested there).
+// is cmd/internal/backends's, tested there).
 func TestParseBackends(t *testing.T) {
 	list, err := parseBackends([]string{"bwrap,local"})
 	require.NoError(t, err)

@@ -3,8 +3,8 @@ package main
 import (
 	"github.com/spf13/cobra"
 
-	"github.com/cordon-sandbox/cordon/internal/buildinfo"
+	"github.com/cordon-sandbox/cordon/cmd/internal/buildinfo"
 )
 
-// versionCommand is `sandbox-probe version [--json]` (internal/buildinfo).
+// versionCommand is `sandbox-probe version [--json]` (cmd/internal/buildinfo).
 func (a *app) versionCommand() *cobra.Command { return buildinfo.Command("sandbox-probe", a.stdout) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -176,5 +177,5 @@ func BenchmarkBwrapAllowList(b *testing.B) {
 	}
 	b.Logf("network allow-list: %s", how)
 	none := &executor.Request{Command: "true", Dir: benchRoot, Root: benchRoot, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin", "HOME=" + benchRoot, "LANG=C"}}
-	testenv.BenchAllowList(b, benchX, none)
+	backendtest.BenchAllowList(b, benchX, none)
 }

@@ -25,12 +25,11 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/launcher"
-	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -71,7 +70,7 @@ type Executor struct {
 	descOnce sync.Once
 	desc     executor.Capabilities
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
-	bestEffort sandboxrun.BestEffortLog
+	bestEffort backend.BestEffortLog
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -211,7 +210,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 		return nil, startError(err)
 	}
 	started := r.end(ctx, res)
-	out := sandboxrun.Result(res)
+	out := backend.Result(res)
 	out.Violations = r.notes
 	out.Network = r.netEvents
 	if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
@@ -237,7 +236,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		r.end(ctx, nil)
 		return nil, startError(err)
 	}
-	return sandboxrun.Watch(p, func(res *procgroup.Result) []string {
+	return backend.Watch(p, func(res *procgroup.Result) []string {
 		r.end(context.WithoutCancel(ctx), res)
 		return r.notes
 	}, mapSignal), nil
@@ -270,7 +269,7 @@ func (x *Executor) Explain(ctx context.Context, req *executor.Request) ([]string
 	if err != nil {
 		return nil, nil, err
 	}
-	mountpoints.Default.Release(mounts)
+	backend.Default.Release(mounts)
 	if len(pl.blocking) > 0 && !x.cfg.BestEffort {
 		return nil, nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
 	}
@@ -301,7 +300,7 @@ type run struct {
 	x           *Executor
 	spec        *procgroup.Spec
 	mountPoints []policyderive.Mask
-	guard       *sandboxrun.Guarded
+	guard       *backend.Guarded
 	// files are closed at the end; status is the read end of
 	// --json-status-fd, statusW its write end.
 	files           []*os.File
@@ -378,7 +377,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 
 	g, err := x.guardFor(req, pl)
 	if err == nil {
-		r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
+		r.guard, err = backend.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
 	}
 	if err != nil {
 		r.end(ctx, nil)
@@ -518,7 +517,7 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 		if initPid > 0 {
 			awaitExit(initPid, time.Second)
 		}
-		for _, s := range mountpoints.Default.Release(r.mountPoints) {
+		for _, s := range backend.Default.Release(r.mountPoints) {
 			r.notes = append(r.notes, "placeholder mount point not removed: "+s)
 		}
 		r.netEvents = r.net.End()
@@ -594,16 +593,16 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 		}
-		mountpoints.Default.Lock()
-		pr = mountpoints.Default.Over(pr)
+		backend.Default.Lock()
+		pr = backend.Default.Over(pr)
 		pl, err := x.planFor(pr)
 		if err != nil {
-			mountpoints.Default.Unlock()
+			backend.Default.Unlock()
 			return nil, nil, nil, nil, err
 		}
 		skip := x.skips(pl)
 		if len(skip) > 0 && attempt == 0 {
-			mountpoints.Default.Unlock()
+			backend.Default.Unlock()
 			continue
 		}
 		var mounts []policyderive.Mask
@@ -612,8 +611,8 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 				mounts = append(mounts, pl.placeholders[op.dest])
 			}
 		}
-		mountpoints.Default.Acquire(mounts)
-		mountpoints.Default.Unlock()
+		backend.Default.Acquire(mounts)
+		backend.Default.Unlock()
 		return pr, pl, skip, mounts, nil
 	}
 }
@@ -669,7 +668,7 @@ func (x *Executor) planFor(pr *policyderive.Profile) (*plan, error) {
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	g, err := sandboxrun.Guard(x.guards, req, pl.guardTrees)
+	g, err := backend.Guard(x.guards, req, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("bwrap executor: %w", err)
 	}
@@ -737,5 +736,5 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	if err != nil {
 		return nil, err
 	}
-	return append(sandboxrun.Gaps(pl.looser), pl.blocking...), nil
+	return append(backend.Gaps(pl.looser), pl.blocking...), nil
 }

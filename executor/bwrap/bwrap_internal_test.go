@@ -19,8 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
-	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -135,25 +135,25 @@ func TestOverMountPoints(t *testing.T) {
 	require.Len(t, ph, 1)
 	git := ph[0].Path
 
-	mountpoints.Default.Lock()
-	mountpoints.Default.Acquire(ph) // .git does not exist: "created" by this process
-	mountpoints.Default.Unlock()
+	backend.Default.Lock()
+	backend.Default.Acquire(ph) // .git does not exist: "created" by this process
+	backend.Default.Unlock()
 	require.NoError(t, os.Mkdir(git, 0o755)) // what bwrap does
 	seen, err := policyderive.Derive(p, root, "", root, nil)
 	require.NoError(t, err)
 	assert.NotEqual(t, fresh.Key(), seen.Key(), "control: the mount point changes the derivation")
 
-	mountpoints.Default.Lock()
-	got := mountpoints.Default.Over(seen)
-	mountpoints.Default.Unlock()
+	backend.Default.Lock()
+	got := backend.Default.Over(seen)
+	backend.Default.Unlock()
 	assert.Equal(t, fresh.Masks, got.Masks)
 	assert.Equal(t, fresh.Pinned, got.Pinned)
 
-	assert.Empty(t, mountpoints.Default.Release(ph))
+	assert.Empty(t, backend.Default.Release(ph))
 	assert.NoDirExists(t, git, "the last user removes what this process created")
-	mountpoints.Default.Lock()
-	assert.Same(t, seen, mountpoints.Default.Over(seen), "nothing live: unchanged")
-	mountpoints.Default.Unlock()
+	backend.Default.Lock()
+	assert.Same(t, seen, backend.Default.Over(seen), "nothing live: unchanged")
+	backend.Default.Unlock()
 }
 
 // TestDiagnoseUserns checks the cause named for failing user namespaces,

@@ -22,7 +22,7 @@ import (
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
-	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -262,14 +262,14 @@ func TestArgsThroughDescriptor(t *testing.T) {
 func TestRequestErrors(t *testing.T) {
 	x := newExecutor(t, bwrap.Config{})
 	w := newWS(t)
-	testenv.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+	backendtest.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
 }
 
 // TestCompiledOnce: a request carrying its compiled policy is compiled no
 // more per command.
 func TestCompiledOnce(t *testing.T) {
 	x := newExecutor(t, bwrap.Config{})
-	testenv.CheckCompiledOnce(t, x, newWS(t).req("", nil))
+	backendtest.CheckCompiledOnce(t, x, newWS(t).req("", nil))
 }
 
 // TestExitStatus checks exit codes and bwrap's 128+N report of a signal,

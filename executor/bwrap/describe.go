@@ -11,8 +11,8 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -96,8 +96,8 @@ func (x *Executor) describe() executor.Capabilities {
 	if err == nil {
 		var pl *plan
 		if pl, err = newPlan(pr, f.disableUserns); err == nil {
-			caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
-			if s := sandboxrun.StricterNotes(pl.fidelity); s != "" {
+			caps.Gaps = backend.GroupedGaps(pl.looser)
+			if s := backend.StricterNotes(pl.fidelity); s != "" {
 				caps.Info["stricter"] = strings.ReplaceAll(s, dir, "<root>")
 			}
 		}
@@ -130,7 +130,7 @@ func describeAllowList(caps *executor.Capabilities) {
 	}
 	if _, rerr := relayExe(); rerr != nil {
 		why := fmt.Errorf("%v; and %w", err, rerr)
-		caps.Gaps = append(caps.Gaps, sandboxrun.AllowListNoNamespace(why))
+		caps.Gaps = append(caps.Gaps, backend.AllowListNoNamespace(why))
 		caps.Info["network_allowlist"] = "none: " + why.Error()
 		return
 	}

@@ -8,9 +8,9 @@ import (
 	"slices"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -169,7 +169,7 @@ func newPlan(pr *policyderive.Profile, disableUserns bool) (*plan, error) {
 	pl.encoded, pl.nargs = encode(pl.options, nil)
 	assess(pl, pr)
 	if netWhy != nil {
-		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(netWhy))
+		pl.blocking = append(pl.blocking, backend.AllowListNoNamespace(netWhy))
 	}
 	return pl, nil
 }
@@ -272,8 +272,8 @@ func assess(pl *plan, pr *policyderive.Profile) {
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}
 	pl.looser = fid.Looser()
-	pl.blocking = sandboxrun.Gaps(fid.Blocking())
-	pl.guardTrees = sandboxrun.WritableTrees(pr)
+	pl.blocking = backend.Gaps(fid.Blocking())
+	pl.guardTrees = backend.WritableTrees(pr)
 }
 
 // unixFilter returns the seccomp program that refuses socket(AF_UNIX),
@@ -295,6 +295,6 @@ func unixFilter(pr *policyderive.Profile, relay string, fid *policyderive.Fideli
 	if err != nil {
 		return nil, err
 	}
-	sandboxrun.UnixSocketsRefused(fid, "a seccomp filter (bwrap --seccomp)", "32-bit (compat) programs do not run (every compat system call fails with ENOSYS), and io_uring is refused (EPERM)")
+	backend.UnixSocketsRefused(fid, "a seccomp filter (bwrap --seccomp)", "32-bit (compat) programs do not run (every compat system call fails with ENOSYS), and io_uring is refused (EPERM)")
 	return seccompbpf.Bytes(prog), nil
 }

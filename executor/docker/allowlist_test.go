@@ -14,8 +14,8 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/docker"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
-	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -30,14 +30,14 @@ func TestAllowList(t *testing.T) {
 	_, gap := caps.Gap(executor.ControlNetAllowList)
 	if err := netallow.Check(); err != nil {
 		assert.True(t, gap, "%v", caps.Gaps)
-		_, rerr := x.Run(t.Context(), newWS(t).req("true", testenv.AllowListPolicy()))
+		_, rerr := x.Run(t.Context(), newWS(t).req("true", backendtest.AllowListPolicy()))
 		var ue *executor.UnenforceableError
 		require.True(t, errors.As(rerr, &ue), "strict mode refuses: %v", rerr)
 		return
 	}
 	assert.False(t, gap, "%v", caps.Gaps)
 	w := newWS(t)
-	res := run(t, x, w.req(`echo "$HTTP_PROXY $ALL_PROXY [$NO_PROXY]"`, testenv.AllowListPolicy()))
+	res := run(t, x, w.req(`echo "$HTTP_PROXY $ALL_PROXY [$NO_PROXY]"`, backendtest.AllowListPolicy()))
 	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
 	m := regexp.MustCompile(`^http://127\.0\.0\.1:(\d+) socks5h://127\.0\.0\.1:(\d+) \[\]\n$`).FindStringSubmatch(string(res.Stdout))
 	require.NotNil(t, m, "%q", res.Stdout)
@@ -48,7 +48,7 @@ func TestAllowList(t *testing.T) {
 	// printing a CONNECT through /dev/tcp only when bash exists.
 	script := `exec 3<>/dev/tcp/127.0.0.1/${HTTP_PROXY##*:} && printf 'CONNECT denied.example:443 HTTP/1.1\r\nHost: x\r\n\r\n' >&3 && head -c 12 <&3`
 	require.NoError(t, os.WriteFile(filepath.Join(w.root, "connect.sh"), []byte(script), 0o644))
-	res = run(t, x, w.req("command -v bash >/dev/null || exit 42; bash connect.sh", testenv.AllowListPolicy()))
+	res = run(t, x, w.req("command -v bash >/dev/null || exit 42; bash connect.sh", backendtest.AllowListPolicy()))
 	if res.ExitCode == 42 {
 		t.Skip("skipped: no bash in this image")
 	}
@@ -60,6 +60,6 @@ func TestAllowList(t *testing.T) {
 
 	// The previous command's listener is closed: its port refuses.
 	old := m[1]
-	res = run(t, x, w.req(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/`+old+`' 2>/dev/null && echo open || echo closed`, testenv.AllowListPolicy()))
+	res = run(t, x, w.req(`bash -c 'exec 3<>/dev/tcp/127.0.0.1/`+old+`' 2>/dev/null && echo open || echo closed`, backendtest.AllowListPolicy()))
 	assert.Equal(t, "closed\n", string(res.Stdout), "%s", res.Stderr)
 }

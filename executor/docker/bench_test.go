@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/docker"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -116,5 +117,5 @@ func BenchmarkDockerAllowList(b *testing.B) {
 		b.Fatal(err)
 	}
 	none := &executor.Request{Command: "true", Dir: root, Root: root, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin"}, Timeout: time.Minute}
-	testenv.BenchAllowList(b, x, none)
+	backendtest.BenchAllowList(b, x, none)
 }

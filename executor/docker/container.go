@@ -21,11 +21,10 @@ import (
 	specs "github.com/opencontainers/runtime-spec/specs-go"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
-	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/netns"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -99,9 +98,9 @@ type devIno struct{ dev, ino uint64 }
 
 // specFor renders pr as a container spec.
 func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
-	mountpoints.Default.Lock()
-	pr = mountpoints.Default.Over(pr)
-	mountpoints.Default.Unlock()
+	backend.Default.Lock()
+	pr = backend.Default.Over(pr)
+	backend.Default.Unlock()
 	rendered := pr
 	if !x.host {
 		rendered = policyderive.ImageProfile(pr, p)
@@ -320,7 +319,7 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 			Reason: sweepGap(x.sweeps)})
 	}
 	if sp.noUnix {
-		sandboxrun.UnixSocketsRefused(fid, "the container's seccomp profile", "32-bit programs that reach sockets through socketcall(2) (the multiplexer a filter cannot read) get EPERM")
+		backend.UnixSocketsRefused(fid, "the container's seccomp profile", "32-bit programs that reach sockets through socketcall(2) (the multiplexer a filter cannot read) get EPERM")
 	}
 	if sp.network == "none" {
 		add(policyderive.Element{Class: policyderive.Exact, Subject: "network", Control: executor.ControlNetTCP,
@@ -334,7 +333,7 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 			Detail: "existing protected paths are bound read-only (directories as directories, their parents pinned); protected paths created during the command are removed or restored after it by the protected-path guard"})
 	}
 	sp.looser = fid.Looser()
-	sp.blocking = sandboxrun.Gaps(fid.Blocking())
+	sp.blocking = backend.Gaps(fid.Blocking())
 	if pr.Network == policy.NetworkAllowList {
 		// The container has network mode none; the executor's proxy listens
 		// inside its network namespace, which the host enters by the
@@ -342,14 +341,14 @@ func (x *Executor) assess(sp *spec, pr *policyderive.Profile) {
 		switch why := x.allowListWhy(); {
 		case why != nil:
 			// best effort runs with no network
-			sp.blocking = append(sp.blocking, sandboxrun.AllowListNoNamespace(why))
+			sp.blocking = append(sp.blocking, backend.AllowListNoNamespace(why))
 		default:
 			sp.allowList = true
 			add(policyderive.Element{Class: policyderive.Exact, Subject: "network allow-list", Control: executor.ControlNetAllowList,
 				Detail: "network mode none; the executor's proxy listens inside the container's network namespace (a port of each command's own) and decides every connection: nothing else is reachable"})
 		}
 	}
-	sp.guardTrees = sandboxrun.WritableTrees(pr)
+	sp.guardTrees = backend.WritableTrees(pr)
 }
 
 // create makes and starts the container of sp.
@@ -411,9 +410,9 @@ func (x *Executor) create(ctx context.Context, sp *spec) (*box, error) {
 			x.log.Debug("docker: no command runner", "err", err)
 		}
 	}
-	mountpoints.Default.Lock()
-	mountpoints.Default.Acquire(sp.placeholders)
-	mountpoints.Default.Unlock()
+	backend.Default.Lock()
+	backend.Default.Acquire(sp.placeholders)
+	backend.Default.Unlock()
 	resp, err := x.cli.ContainerCreate(ctx, cfg, hc, nil, nil, name)
 	if err != nil {
 		x.remove(b)
@@ -466,7 +465,7 @@ func (x *Executor) remove(b *box) {
 		b.netns = nil
 	}
 	b.nsMu.Unlock()
-	for _, s := range mountpoints.Default.Release(b.spec.placeholders) {
+	for _, s := range backend.Default.Release(b.spec.placeholders) {
 		x.log.Warn("docker: placeholder mount point not removed", "path", s)
 	}
 	if b.ctlDir != "" {

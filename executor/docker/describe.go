@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -93,8 +93,8 @@ func (x *Executor) describe() executor.Capabilities {
 	if err == nil {
 		var sp *spec
 		if sp, err = x.specFor(pr, policy.Coding.Policy()); err == nil {
-			caps.Gaps = sandboxrun.GroupedGaps(sp.looser)
-			if s := sandboxrun.StricterNotes(sp.fidelity); s != "" {
+			caps.Gaps = backend.GroupedGaps(sp.looser)
+			if s := backend.StricterNotes(sp.fidelity); s != "" {
 				caps.Info["stricter"] = strings.ReplaceAll(s, dir, "<root>")
 			}
 		}
@@ -109,7 +109,7 @@ func (x *Executor) describe() executor.Capabilities {
 		}
 	}
 	if why := x.allowListWhy(); why != nil {
-		caps.Gaps = append(caps.Gaps, sandboxrun.AllowListNoNamespace(why))
+		caps.Gaps = append(caps.Gaps, backend.AllowListNoNamespace(why))
 		caps.Info["network_allowlist"] = "none: " + why.Error()
 	} else {
 		caps.Info["network_allowlist"] = "containers have network mode none; each command's proxy listener is made inside the container's network namespace, entered by its pid (needs a local engine and CAP_SYS_ADMIN: root)"

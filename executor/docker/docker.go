@@ -20,10 +20,10 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/outbuf"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -79,7 +79,7 @@ type Executor struct {
 	descOnce sync.Once
 	desc     executor.Capabilities
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
-	bestEffort sandboxrun.BestEffortLog
+	bestEffort backend.BestEffortLog
 }
 
 var (
@@ -325,7 +325,7 @@ type run struct {
 	x     *Executor
 	box   *box
 	dir   string
-	guard *sandboxrun.Guarded
+	guard *backend.Guarded
 	notes []string
 	once  sync.Once
 	// net is the command's proxy session in the container's network
@@ -405,7 +405,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	}
 	g, err := x.guardFor(req, sp)
 	if err == nil {
-		r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
+		r.guard, err = backend.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
 	}
 	if err != nil {
 		r.netEvents = r.net.End()
@@ -421,7 +421,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 // then leaves out what vanished again.
 func (x *Executor) specRequest(ctx context.Context, req *executor.Request, dir string) (*policyderive.Profile, *spec, error) {
 	for attempt := 0; ; attempt++ {
-		pr, err := sandboxrun.Derive(ctx, x.deriver, req, dir, req.Grants)
+		pr, err := backend.Derive(ctx, x.deriver, req, dir, req.Grants)
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker executor: deriving the profile: %w", err)
 		}
@@ -496,7 +496,7 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	if err != nil {
 		return nil, err
 	}
-	gaps := sandboxrun.Gaps(e.Fidelity.Looser())
+	gaps := backend.Gaps(e.Fidelity.Looser())
 	for _, g := range e.Blocking { // those not from the fidelity (the allow-list's)
 		if !slices.Contains(gaps, g) {
 			gaps = append(gaps, g)
@@ -542,7 +542,7 @@ func (x *Executor) probePath(ctx context.Context, b *box) {
 // guardFor returns the guard for the request's protect rules over the
 // spec's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, sp *spec) (*protectguard.Guard, error) {
-	g, err := sandboxrun.Guard(x.guards, req, sp.guardTrees)
+	g, err := backend.Guard(x.guards, req, sp.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("docker executor: %w", err)
 	}

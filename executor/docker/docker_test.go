@@ -25,7 +25,7 @@ import (
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/docker"
-	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -393,14 +393,14 @@ func TestStrays(t *testing.T) {
 func TestRequestErrors(t *testing.T) {
 	x := newExecutor(t, imageConfig(t))
 	w := newWS(t)
-	testenv.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+	backendtest.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
 }
 
 // TestCompiledOnce: a request carrying its compiled policy is compiled no
 // more per command.
 func TestCompiledOnce(t *testing.T) {
 	x := newExecutor(t, imageConfig(t))
-	testenv.CheckCompiledOnce(t, x, newWS(t).req("", nil))
+	backendtest.CheckCompiledOnce(t, x, newWS(t).req("", nil))
 }
 
 // TestSetupError checks that a command that cannot start (its working

@@ -1,8 +1,6 @@
 package docker
 
 import (
-	"github.com/cordon-sandbox/cordon/internal/mountpoints"
-
 	"archive/tar"
 	"bytes"
 	"context"
@@ -27,6 +25,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 )
 
 // minAPIVersion is the oldest Engine API the executor uses: bind mounts
@@ -327,8 +326,8 @@ func removeStrays(ctx context.Context, cli *client.Client, self owner, log func(
 		n++
 		mps := mountPointsOf(c.Labels)
 		for i := len(mps) - 1; i >= 0; i-- {
-			if !inUse[mps[i]] && !mountpoints.Default.InUse(mps[i]) {
-				_ = mountpoints.Remove(mps[i])
+			if !inUse[mps[i]] && !backend.Default.InUse(mps[i]) {
+				_ = backend.Remove(mps[i])
 			}
 		}
 		removeControlDir(c.Labels[labelControl])

@@ -22,10 +22,9 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/executor/kubernetes/internal/wire"
-	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -285,7 +284,7 @@ func (x *Executor) Close() error {
 // Render derives the pod rendering of a request, as the first command of
 // a session would create it (sandbox-probe derive --backend kubernetes).
 func (x *Executor) Render(ctx context.Context, req *executor.Request) (*policyderive.PodRendering, *policyderive.Fidelity, error) {
-	pr, err := sandboxrun.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
+	pr, err := backend.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
 	}
@@ -332,16 +331,16 @@ func digest(r *policyderive.PodRendering) string {
 // executor runs; its repair runs after the pod's and has the last word.
 // Before a command starts while others run it repairs what they changed,
 // and the request is derived again.
-func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session, *sandboxrun.Guarded, error) {
+func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session, *backend.Guarded, error) {
 	pr, err := x.derive(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := sandboxrun.Guard(x.guards, req, sandboxrun.WritableTrees(pr))
+	g, err := backend.Guard(x.guards, req, backend.WritableTrees(pr))
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubernetes executor: %w", err)
 	}
-	w, err := sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
+	w, err := backend.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -377,7 +376,7 @@ func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyde
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
 			Reason: "the kubernetes executor has no allow-list proxy in the pod yet: network allow-lists are refused (best effort runs with network none)"}}}
 	}
-	pr, err := sandboxrun.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
+	pr, err := backend.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
 	}
@@ -394,12 +393,12 @@ func (x *Executor) session(ctx context.Context, req *executor.Request, pr *polic
 	// empty read-only .git in a fresh root) are shared with the other
 	// sandboxes of this process and removed by the last (see package
 	// mountpoints); a derivation sees the live ones as placeholders.
-	mountpoints.Default.Lock()
-	pr = mountpoints.Default.Over(pr)
+	backend.Default.Lock()
+	pr = backend.Default.Over(pr)
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
-		mountpoints.Default.Unlock()
+		backend.Default.Unlock()
 		return nil, ErrClosed
 	}
 	// The name the session gets if this rendering makes a new one (the
@@ -410,14 +409,14 @@ func (x *Executor) session(ctx context.Context, req *executor.Request, pr *polic
 	if s := x.current; s != nil && s.digest == d && s.alive() {
 		s.running++
 		x.mu.Unlock()
-		mountpoints.Default.Unlock()
+		backend.Default.Unlock()
 		return x.ready(ctx, s)
 	}
 	old := x.current
 	x.seq++
 	s := &session{x: x, name: name, digest: d, ready: make(chan struct{}), running: 1, placeholders: pr.Placeholders()}
-	mountpoints.Default.Acquire(s.placeholders)
-	mountpoints.Default.Unlock()
+	backend.Default.Acquire(s.placeholders)
+	backend.Default.Unlock()
 	x.current = s
 	if old != nil {
 		if old.running > 0 {

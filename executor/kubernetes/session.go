@@ -24,8 +24,8 @@ import (
 	"k8s.io/client-go/tools/remotecommand"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/executor/kubernetes/internal/wire"
-	"github.com/cordon-sandbox/cordon/internal/mountpoints"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -418,7 +418,7 @@ func (s *session) delete() error {
 			s.waitEnded(ctx)
 		}
 		defer func() {
-			for _, p := range mountpoints.Default.Release(s.placeholders) {
+			for _, p := range backend.Default.Release(s.placeholders) {
 				x.log.Warn("kubernetes executor: placeholder mount point not removed", "path", p)
 			}
 		}()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
@@ -113,5 +114,5 @@ func BenchmarkLandlockAllowList(b *testing.B) {
 		b.Skipf("skipped: the allow-list needs private network namespaces: %v", err)
 	}
 	none := &executor.Request{Command: "true", Dir: benchRoot, Root: benchRoot, Policy: policy.Coding.Policy(), Env: []string{"PATH=/usr/bin:/bin"}}
-	testenv.BenchAllowList(b, benchX, none)
+	backendtest.BenchAllowList(b, benchX, none)
 }

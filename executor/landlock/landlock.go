@@ -20,13 +20,13 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/netns"
 	"github.com/cordon-sandbox/cordon/internal/pathwatch"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/netproxy"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -117,7 +117,7 @@ type Executor struct {
 	net *netallow.Gate
 
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
-	bestEffort sandboxrun.BestEffortLog
+	bestEffort backend.BestEffortLog
 
 	plans *lru.Cache[string, *plan] // by profile; see planFor
 	// names watches the directories that hold the rules' paths, so a
@@ -226,7 +226,7 @@ type run struct {
 	// statusR and statusW are the helper's status pipe (without cgo).
 	statusR, statusW *os.File
 	// guard is the command's use of the protected-path guard.
-	guard *sandboxrun.Guarded
+	guard *backend.Guarded
 	// cg is the command's cgroup (nil without one), killed and removed
 	// when it ends; cgErr says why that failed.
 	cg    *commandCgroup
@@ -293,7 +293,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	if r.cgErr != nil {
 		return nil, fmt.Errorf("landlock executor: %w", r.cgErr)
 	}
-	out := sandboxrun.Result(res)
+	out := backend.Result(res)
 	out.Violations = vs
 	out.Network = r.netEvents
 	return out, nil
@@ -323,7 +323,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		r.end(ctx)
 		return nil, x.startError(err)
 	}
-	return sandboxrun.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
+	return backend.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
 }
 
 // prepare derives and assesses the profile, refuses it in strict mode
@@ -361,7 +361,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.endCgroup()
 		return nil, err
 	}
-	if r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
+	if r.guard, err = backend.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
 		r.endCgroup()
 		return nil, err
 	}
@@ -499,7 +499,7 @@ func (r *run) helperFailed() error {
 // directory, and returns it with its plan: what Run enforces, and what
 // Explain shows.
 func (x *Executor) planRequest(ctx context.Context, req *executor.Request) (*policyderive.Profile, *plan, error) {
-	pr, err := sandboxrun.Derive(ctx, x.deriver, req, req.Dir, req.Grants)
+	pr, err := backend.Derive(ctx, x.deriver, req, req.Dir, req.Grants)
 	if err != nil {
 		return nil, nil, fmt.Errorf("landlock executor: deriving the profile: %w", err)
 	}
@@ -578,7 +578,7 @@ func (x *Executor) startError(err error) error {
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	g, err := sandboxrun.Guard(x.guards, req, pl.guardTrees)
+	g, err := backend.Guard(x.guards, req, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("landlock executor: %w", err)
 	}
@@ -751,7 +751,7 @@ func (x *Executor) describe() executor.Capabilities {
 		return caps
 	}
 	pl := assess(pr.WithTmpDir(x.tmp), x.feat, x.cfg)
-	caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
+	caps.Gaps = backend.GroupedGaps(pl.looser)
 	for i := range caps.Gaps {
 		if caps.Gaps[i].Control == executor.ControlFSNewFiles {
 			caps.Gaps[i].Reason += "; the same holds for every bare-name or glob pattern of denied_paths and path_rules: a matching path created while a command runs is not masked until the next command (protected ones are removed by the guard when it ends)"
@@ -763,7 +763,7 @@ func (x *Executor) describe() executor.Capabilities {
 			caps.Enforced = append(caps.Enforced, c)
 		}
 	}
-	if s := sandboxrun.StricterNotes(pl.fidelity); s != "" {
+	if s := backend.StricterNotes(pl.fidelity); s != "" {
 		caps.Info["stricter"] = s
 	}
 	if len(pl.blocking) > 0 {
@@ -792,7 +792,7 @@ func (x *Executor) describeAllowList(caps *executor.Capabilities) {
 		caps.Info["network_allowlist"] = "user namespace: each command's child unshares a network namespace (loopback only) with its user namespace, listens on 127.0.0.1:3128 and hands the listener to the executor's proxy; Landlock allows TCP connect to that port only (needs unprivileged user namespaces with capabilities)"
 	default:
 		why := errors.New(f.netnsWhy + netChildWhy(f))
-		caps.Gaps = append(caps.Gaps, sandboxrun.AllowListNoNamespace(why))
+		caps.Gaps = append(caps.Gaps, backend.AllowListNoNamespace(why))
 		caps.Info["network_allowlist"] = "none: " + why.Error()
 	}
 }

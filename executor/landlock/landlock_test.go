@@ -22,9 +22,9 @@ import (
 
 	"github.com/cordon-sandbox/cordon/conformance"
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/internal/launcher"
-	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -432,7 +432,7 @@ func TestTempDir(t *testing.T) {
 func TestRequestErrors(t *testing.T) {
 	x := newExecutor(t, landlock.Config{})
 	w := newWS(t)
-	testenv.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+	backendtest.CheckRequestErrors(t, x, w.root, func(cmd string) *executor.Request { return w.req(cmd, nil) })
 	_, err := landlock.New(landlock.Config{MaxABI: -1})
 	assert.ErrorIs(t, err, landlock.ErrInvalidConfig)
 }
@@ -441,7 +441,7 @@ func TestRequestErrors(t *testing.T) {
 // more per command.
 func TestCompiledOnce(t *testing.T) {
 	x := newExecutor(t, landlock.Config{})
-	testenv.CheckCompiledOnce(t, x, newWS(t).req("", nil))
+	backendtest.CheckCompiledOnce(t, x, newWS(t).req("", nil))
 }
 
 // TestDescribe: the declared gaps are the inherent ones on a kernel with

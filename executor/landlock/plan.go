@@ -9,8 +9,8 @@ import (
 	"sync"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/internal/seccompbpf"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -296,12 +296,12 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	add(tree)
 
 	pl.looser = fid.Looser()
-	pl.gaps = sandboxrun.Gaps(pl.looser)
-	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	pl.gaps = backend.Gaps(pl.looser)
+	pl.blocking = backend.Gaps(fid.Blocking())
 	if netDowngraded {
-		pl.blocking = append(pl.blocking, sandboxrun.AllowListNoNamespace(errors.New(f.netnsWhy+netChildWhy(f))))
+		pl.blocking = append(pl.blocking, backend.AllowListNoNamespace(errors.New(f.netnsWhy+netChildWhy(f))))
 	}
-	pl.guardTrees = sandboxrun.WritableTrees(pr)
+	pl.guardTrees = backend.WritableTrees(pr)
 	pl.rulePaths, pl.above = map[string]bool{}, map[string]bool{}
 	for _, r := range rs.FS {
 		pl.rulePaths[r.Path] = true

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -71,14 +71,14 @@ func (x *Executor) describe() executor.Capabilities {
 		caps.Info["error"] = "assessing a sample profile: " + err.Error()
 		return caps
 	}
-	caps.Gaps = sandboxrun.GroupedGaps(pl.looser)
-	caps.Gaps = append(caps.Gaps, sandboxrun.AllowListUnsupported(Backend))
+	caps.Gaps = backend.GroupedGaps(pl.looser)
+	caps.Gaps = append(caps.Gaps, backend.AllowListUnsupported(Backend))
 	for _, c := range allControls {
 		if _, ok := caps.Gap(c); !ok {
 			caps.Enforced = append(caps.Enforced, c)
 		}
 	}
-	if s := sandboxrun.StricterNotes(pl.fidelity); s != "" {
+	if s := backend.StricterNotes(pl.fidelity); s != "" {
 		caps.Info["stricter"] = strings.ReplaceAll(s, dir, "<root>") +
 			"; no Mach service may be looked up, so programs that ask a system daemon (user and group names through opendirectoryd, the keychain, preferences) fail or fall back"
 	}

@@ -2,7 +2,7 @@ package seatbelt
 
 import (
 	"github.com/cordon-sandbox/cordon/executor"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -66,10 +66,10 @@ func assess(program string, pr *policyderive.Profile) (*plan, error) {
 		Remedy: "use the docker backend"})
 
 	pl := &plan{key: pr.Key(), prefix: prefix, fidelity: fid, looser: fid.Looser()}
-	pl.blocking = sandboxrun.Gaps(fid.Blocking())
+	pl.blocking = backend.Gaps(fid.Blocking())
 	if allowList {
-		pl.blocking = append(pl.blocking, sandboxrun.AllowListUnsupported(Backend))
+		pl.blocking = append(pl.blocking, backend.AllowListUnsupported(Backend))
 	}
-	pl.guardTrees = sandboxrun.WritableTrees(pr)
+	pl.guardTrees = backend.WritableTrees(pr)
 	return pl, nil
 }

@@ -17,9 +17,9 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/procgroup"
 	"github.com/cordon-sandbox/cordon/internal/protectguard"
-	"github.com/cordon-sandbox/cordon/internal/sandboxrun"
 	"github.com/cordon-sandbox/cordon/policy"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
@@ -59,7 +59,7 @@ type Executor struct {
 	guards *protectguard.Cache
 
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
-	bestEffort sandboxrun.BestEffortLog
+	bestEffort backend.BestEffortLog
 
 	descOnce sync.Once
 	desc     executor.Capabilities
@@ -239,7 +239,7 @@ type run struct {
 	pl   *plan
 	spec *procgroup.Spec
 	// guard is the command's use of the protected-path guard.
-	guard *sandboxrun.Guarded
+	guard *backend.Guarded
 }
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
@@ -265,7 +265,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 			return nil, &SetupError{Message: strings.TrimSpace(string(firstLines(res.Stderr, 20))), ExitCode: res.ExitCode}
 		}
 	}
-	out := sandboxrun.Result(res)
+	out := backend.Result(res)
 	out.Violations = vs
 	return out, nil
 }
@@ -287,7 +287,7 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 		r.end(ctx)
 		return nil, startError(err)
 	}
-	return sandboxrun.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
+	return backend.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
 }
 
 // Args returns the complete command line Run would execute for req:
@@ -325,7 +325,7 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	if err != nil {
 		return nil, err
 	}
-	return sandboxrun.Gaps(pl.looser), nil
+	return backend.Gaps(pl.looser), nil
 }
 
 // prepare derives and assesses the profile, refuses it in strict mode
@@ -361,7 +361,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if err != nil {
 		return nil, err
 	}
-	if r.guard, err = sandboxrun.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
+	if r.guard, err = backend.BeginGuard(ctx, g, Backend, x.cfg.BestEffort, x.log); err != nil {
 		return nil, err
 	}
 	r.spec = &procgroup.Spec{
@@ -379,7 +379,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 // planFor derives the request's profile and returns its plan, rendered
 // once per profile key.
 func (x *Executor) planFor(ctx context.Context, req *executor.Request) (*plan, error) {
-	pr, err := sandboxrun.Derive(ctx, x.deriver, req, req.Dir, req.Grants)
+	pr, err := backend.Derive(ctx, x.deriver, req, req.Dir, req.Grants)
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: deriving the profile: %w", err)
 	}
@@ -403,7 +403,7 @@ func (r *run) end(ctx context.Context) []string { return r.guard.End(ctx) }
 // guardFor returns the guard for the request's protect rules over the
 // plan's writable trees, or nil when there is nothing to guard.
 func (x *Executor) guardFor(req *executor.Request, pl *plan) (*protectguard.Guard, error) {
-	g, err := sandboxrun.Guard(x.guards, req, pl.guardTrees)
+	g, err := backend.Guard(x.guards, req, pl.guardTrees)
 	if err != nil {
 		return nil, fmt.Errorf("seatbelt executor: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/cordon-sandbox/cordon/internal/backends"
+	"github.com/cordon-sandbox/cordon/cmd/internal/backends"
 )
 
 func TestParse(t *testing.T) {

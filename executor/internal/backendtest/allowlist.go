@@ -1,4 +1,4 @@
-package testenv
+package backendtest
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -42,7 +43,7 @@ func BenchAllowList(b *testing.B, x executor.Executor, req *executor.Request) {
 			return err
 		}
 	}
-	Interleave(b, Op{Name: "none", Run: run(req)}, Op{Name: "allowlist", Base: "none", Run: run(&al)})
+	testenv.Interleave(b, testenv.Op{Name: "none", Run: run(req)}, testenv.Op{Name: "allowlist", Base: "none", Run: run(&al)})
 }
 
 // CheckAllowList checks a backend whose commands get a private network

@@ -1,4 +1,4 @@
-package mountpoints
+package backend
 
 import (
 	"os"

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sandboxrun
+package backend
 
 import (
 	"context"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cordon-sandbox/cordon/internal/backends"
+	"github.com/cordon-sandbox/cordon/cmd/internal/backends"
 )
 
 // Info is a program's build report.

@@ -1,4 +1,18 @@
-// Package mountpoints keeps track of the placeholder mount points that a
+package backend
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/policyderive"
+)
+
+// Placeholder mount points: the Registry keeps track of those a
 // mount-based sandbox makes its tool create on the host: the read-only
 // placeholder for .git in a fresh workspace, say, for which bubblewrap or
 // the container runtime makes an empty directory to mount on. A Registry
@@ -12,19 +26,6 @@
 // .git/hooks). Over gives such a profile the placeholder itself instead,
 // so concurrent and successive sandboxes share one mount point and see
 // the same thing.
-package mountpoints
-
-import (
-	"errors"
-	"io/fs"
-	"os"
-	"slices"
-	"strings"
-	"sync"
-
-	"github.com/cordon-sandbox/cordon/internal/abspath"
-	"github.com/cordon-sandbox/cordon/policyderive"
-)
 
 // Registry counts the users of placeholder mount points. The zero value
 // is not usable: call New. Lock it around Over and Acquire (with the

@@ -1,8 +1,17 @@
-// Package sandboxrun holds what the sandbox backends share around
-// internal/procgroup: its results as executor Results, and background
-// processes whose end includes a repair step (the protected-path guard's)
-// before they report done.
-package sandboxrun
+// Package backend is what the sandbox backends (executor/bwrap,
+// executor/landlock, executor/seatbelt, executor/docker,
+// executor/kubernetes) share around one command: the request's compiled
+// policy derived into a profile (Derive), the protected-path guard's use
+// (Guard, BeginGuard), the plan's looser elements as executor gaps (Gap,
+// Gaps, GroupedGaps) and best effort's log of them, internal/procgroup's
+// results as executor Results and background processes whose end
+// includes the guard's repair (Watch), and the registry of placeholder
+// mount points a mount-based sandbox makes its tool create on the host
+// (Registry, Default).
+//
+// It lives under executor/ because it imports executor and
+// policyderive: nothing in the root internal/ points back up into them.
+package backend
 
 import (
 	"github.com/cordon-sandbox/cordon/executor"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package mountpoints
+package backend
 
 import (
 	"errors"

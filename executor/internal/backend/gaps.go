@@ -1,4 +1,4 @@
-package sandboxrun
+package backend
 
 import (
 	"strings"
