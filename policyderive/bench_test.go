@@ -160,11 +160,12 @@ func BenchmarkDeriveFirst100k(b *testing.B) {
 	dir := makeBigTree(b)
 	p := benchPolicy()
 	for b.Loop() {
-		d := NewDeriver(Options{})
+		scans := NewScanCache(nil)
+		d := NewDeriver(Options{Scans: scans})
 		if _, err := d.Derive(context.Background(), p, dir+"/ws", dir+"/home", "", nil); err != nil {
 			b.Fatal(err)
 		}
-		d.Close()
+		scans.Close()
 	}
 }
 
@@ -173,8 +174,9 @@ func BenchmarkDeriveFirst100k(b *testing.B) {
 func BenchmarkRederive100k(b *testing.B) {
 	dir := makeBigTree(b)
 	p := benchPolicy()
-	d := NewDeriver(Options{})
-	defer d.Close()
+	scans := NewScanCache(nil)
+	defer scans.Close()
+	d := NewDeriver(Options{Scans: scans})
 	ctx := context.Background()
 	if _, err := d.Derive(ctx, p, dir+"/ws", dir+"/home", "", nil); err != nil {
 		b.Fatal(err)
@@ -195,8 +197,9 @@ func BenchmarkRederive100k(b *testing.B) {
 func BenchmarkRederiveRender100k(b *testing.B) {
 	dir := makeBigTree(b)
 	p := benchPolicy()
-	d := NewDeriver(Options{})
-	defer d.Close()
+	scans := NewScanCache(nil)
+	defer scans.Close()
+	d := NewDeriver(Options{Scans: scans})
 	ctx := context.Background()
 	if _, err := d.Derive(ctx, p, dir+"/ws", dir+"/home", "", nil); err != nil {
 		b.Fatal(err)
@@ -218,8 +221,9 @@ func BenchmarkRederiveRender100k(b *testing.B) {
 func BenchmarkDeriveRenderCached(b *testing.B) {
 	root, home := smallRepo(b)
 	p := benchPolicy()
-	d := NewDeriver(Options{})
-	defer d.Close()
+	scans := NewScanCache(nil)
+	defer scans.Close()
+	d := NewDeriver(Options{Scans: scans})
 	ctx := context.Background()
 	for b.Loop() {
 		pr, err := d.Derive(ctx, p, root, home, root, nil)

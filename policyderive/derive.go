@@ -45,48 +45,60 @@ type Options struct {
 	MaxEntries int
 	// Timeout bounds each mask search; 0 means 10s.
 	Timeout time.Duration
-	// NoCache disables the mask search cache and the directory listing
-	// cache: every derivation reads the trees again. The search of the
-	// System trees for private files always uses the one process-wide
-	// cache (see privateSystem): those trees are the host's.
-	NoCache bool
+	// Scans is the mask search's cache (NewScanCache), which the caller
+	// owns and closes; several Derivers may share one. Nil: every
+	// derivation searches the trees and reads the directories it lists
+	// again. The search of the System trees for private files always uses
+	// the one process-wide cache (see privateSystem): those trees are the
+	// host's, the same for every caller.
+	Scans *ScanCache
 	// Logger receives debug records; nil means slog.Default().
 	Logger *slog.Logger
 }
 
-// Deriver derives profiles with a mask search cache, so that deriving
-// again when nothing changed costs little. It is safe for concurrent use.
-// Close releases the cache (and its inotify watches).
+// ScanCache is the mask search's cache: the matches found in each
+// searched tree, kept current by inotify watches (a stat of every listed
+// directory where watches run out), so that deriving again when nothing
+// changed costs little. It holds kernel resources: its owner closes it.
+// Derivers get it through Options.Scans, so that derivation itself stays
+// a function of the policy, the grants and the host's tree.
+type ScanCache struct{ c *scan.Cache }
+
+// NewScanCache returns an empty cache; logger (nil: slog.Default())
+// receives its debug records.
+func NewScanCache(logger *slog.Logger) *ScanCache {
+	return &ScanCache{c: scan.NewCache(scan.Options{Logger: logger})}
+}
+
+// Close releases the cache's watches. A Deriver using it must not derive
+// after.
+func (s *ScanCache) Close() error { return s.c.Close() }
+
+// Deriver derives profiles, with the mask search cache of Options.Scans,
+// if any, and a cache of the directory listings it made. It is safe for
+// concurrent use and holds no kernel resources of its own.
 type Deriver struct {
 	opts  Options
 	log   *slog.Logger
-	cache *scan.Cache
-	lists *listCache // nil when uncached
+	cache *scan.Cache // nil when uncached
+	lists *listCache  // nil when uncached
 }
 
 // NewDeriver returns a Deriver.
 func NewDeriver(opts Options) *Deriver {
 	d := &Deriver{opts: opts, log: cmp.Or(opts.Logger, slog.Default())}
-	if !opts.NoCache {
-		d.cache = scan.NewCache(scan.Options{Logger: opts.Logger})
+	if opts.Scans != nil {
+		d.cache = opts.Scans.c
 		d.lists = &listCache{}
 	}
 	return d
 }
 
-// Close releases the cache.
-func (d *Deriver) Close() error {
-	if d.cache == nil {
-		return nil
-	}
-	return d.cache.Close()
-}
-
 // Derive derives the profile of one command with an uncached mask
-// search (the System trees' private files excepted: see Options.NoCache):
+// search (the System trees' private files excepted: see Options.Scans):
 // see Deriver.Derive.
 func Derive(p *policy.Policy, root, home, cwd string, grants []policy.Grant) (*Profile, error) {
-	d := &Deriver{opts: Options{NoCache: true}, log: slog.Default()}
+	d := &Deriver{log: slog.Default()}
 	return d.Derive(context.Background(), p, root, home, cwd, grants)
 }
 
@@ -491,265 +503,6 @@ func nonPermitting(r policy.Rule, op policy.Op) bool {
 	return r.Action != policy.Allow && appliesTo(r, op)
 }
 
-// findMasks locates the paths inside grants that the policy does not
-// permit: literal rules directly, bare-name and glob rules by the mask
-// search over the scope.
-func (dv *derivation) findMasks() error {
-	var pats []scan.Pattern
-	var patRules []int
-	for i, r := range dv.rules {
-		if !nonPermitting(r, policy.Read) && !nonPermitting(r, policy.Write) {
-			continue
-		}
-		pt := r.Pattern
-		if pt.Literal() && pt.Kind() != policy.PatternName {
-			path, ok := dv.literalPath(pt)
-			if !ok {
-				continue
-			}
-			dv.literal(path, r)
-			continue
-		}
-		if pt.Kind() == policy.PatternRelative {
-			if path, ok := dv.rootInstance(pt); ok {
-				dv.literal(path, r)
-			}
-		}
-		sp := scan.Pattern{
-			Key:           fmt.Sprintf("%d %q %q", pt.Kind(), pt.String(), pt.Base()),
-			Match:         pt.Match,
-			MayMatchBelow: pt.MayMatchBelow,
-		}
-		if pt.Kind() == policy.PatternName {
-			sp.Name = pt.MatchName
-		}
-		pats = append(pats, sp)
-		patRules = append(patRules, i)
-	}
-	dv.scope = dv.searchScope(pats, patRules)
-	// Unix sockets in the searched trees: connect(2) is not a file
-	// access that a mount or a write grant stops, so every socket found
-	// is hidden unless the policy names it (socketNamed).
-	socketPat := len(pats)
-	pats = append(pats, scan.Pattern{Key: "unix sockets", Match: func(string, string, bool) bool { return false }, Socket: true})
-	patRules = append(patRules, -1)
-	req := &scan.Request{
-		Root:     dv.root,
-		Roots:    dv.scope[1:],
-		Patterns: pats,
-		Limits:   scan.Limits{MaxEntries: dv.d.opts.MaxEntries, Timeout: dv.d.opts.Timeout},
-	}
-	var res *scan.Result
-	var err error
-	if dv.d.cache != nil {
-		res, err = dv.d.cache.Search(dv.ctx, req)
-	} else {
-		res, err = scan.Search(dv.ctx, req)
-	}
-	if dv.searchLimited(err, "mask search", "no bare-name or glob pattern is masked", "narrow the grants") {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("searching for masks: %w", err)
-	}
-	for _, m := range res.Matches {
-		if m.Type == scan.TypeSymlink {
-			continue // the link's target is judged at its own path
-		}
-		if m.Patterns[0] == socketPat { // matches are sorted by path, so named is too
-			dv.socket(m.Path)
-			continue
-		}
-		rule := dv.rules[patRules[m.Patterns[0]]]
-		dv.consider(m.Path, m.Type != scan.TypeDir, rule)
-		if m.Type == scan.TypeSocket && m.Patterns[len(m.Patterns)-1] == socketPat {
-			dv.socket(m.Path)
-		}
-	}
-	for _, u := range res.Unreadable {
-		var kind MaskKind
-		need := false
-		for i, sp := range pats {
-			if i == socketPat {
-				continue
-			}
-			r := dv.rules[patRules[i]]
-			if sp.MayMatchBelow != nil && !dv.mayMatchBelow(r.Pattern, u.Path) {
-				continue
-			}
-			if nonPermitting(r, policy.Read) && dv.inRegion(u.Path, policy.Read) {
-				need, kind = true, Hide
-				break
-			}
-			if nonPermitting(r, policy.Write) && dv.inRegion(u.Path, policy.Write) {
-				need, kind = true, ReadOnly
-			}
-		}
-		why := "a denied or protected path"
-		if (!need || kind != Hide) && (dv.inRegion(u.Path, policy.Read) || dv.inRegion(u.Path, policy.Write)) {
-			// A Unix socket the search could not see may lie below, and
-			// a read-only mount does not stop connect(2): only hiding
-			// the directory does (a command of the deriving user may
-			// know a name below a directory it cannot list).
-			need, kind, why = true, Hide, "a Unix socket or a denied or protected path"
-		}
-		if !need {
-			continue
-		}
-		dv.addMask(Mask{Path: u.Path, Kind: kind, Dir: true, Exists: true, Reason: "unreadable directory"})
-		dv.notes = append(dv.notes, Element{
-			Class: Stricter, Subject: "mask " + u.Path, Control: opControl(policy.Read),
-			Detail: fmt.Sprintf("%s is masked (%s) as a whole", u.Path, kind),
-			Reason: fmt.Sprintf("it could not be listed (%v), so %s may lie below it", u.Err, why),
-		})
-	}
-	return nil
-}
-
-// searchLimited reports whether err is a search's *scan.LimitError, and
-// then notes what goes unmasked as a looser element: a partial search
-// would be unsound, so none is used.
-func (dv *derivation) searchLimited(err error, subject, unmasked, narrow string) bool {
-	var lerr *scan.LimitError
-	if !errors.As(err, &lerr) {
-		return false
-	}
-	dv.notes = append(dv.notes, Element{
-		Class: Looser, Subject: subject, Control: policy.ControlFSRead,
-		Detail: fmt.Sprintf("%s: the search of %s exceeded its %s limit", unmasked, strings.Join(lerr.Roots, ", "), lerr.Limit),
-		Reason: "a partial search would be unsound, so none is used",
-		Remedy: narrow + ", raise Options.MaxEntries or Timeout, or opt into best effort",
-	})
-	return true
-}
-
-func (dv *derivation) mayMatchBelow(p *policy.Pattern, dir string) bool {
-	rel, inside := "", abspath.Within(dir, dv.root)
-	if inside {
-		rel = relTo(dv.root, dir)
-	}
-	return p.MayMatchBelow(dir, rel, inside)
-}
-
-// relTo returns p relative to dir ("." for dir itself); p within dir.
-func relTo(dir, p string) string {
-	if p == dir {
-		return "."
-	}
-	if dir == "/" {
-		return p[1:]
-	}
-	return p[len(dir)+1:]
-}
-
-// rootInstance returns, for a relative pattern of the form "**/x/y" with
-// a literal remainder, the path root/x/y: the instance at the root that a
-// placeholder must cover when it does not exist yet.
-func (dv *derivation) rootInstance(p *policy.Pattern) (string, bool) {
-	s := strings.TrimRight(p.String(), "/")
-	if !strings.HasPrefix(s, "**/") {
-		return "", false
-	}
-	for strings.HasPrefix(s, "**/") {
-		s = s[3:]
-	}
-	if s == "" || hasGlobMeta(s) {
-		return "", false
-	}
-	return abspath.Join(dv.root, s), true
-}
-
-// literal handles a literal path of a non-permitting rule: a mask when it
-// exists, a placeholder when it does not.
-func (dv *derivation) literal(path string, r policy.Rule) {
-	fi, err := os.Lstat(path)
-	if err == nil {
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return
-		}
-		dv.consider(path, !fi.IsDir(), r)
-		return
-	}
-	if !nonPermitting(r, policy.Write) {
-		return
-	}
-	dv.placeholder(path, r)
-}
-
-// consider masks an existing path when it lies in a grant whose op the
-// policy does not permit there.
-func (dv *derivation) consider(path string, file bool, r policy.Rule) {
-	needRead := dv.inRegion(path, policy.Read) && !dv.permitted(path, policy.Read)
-	needWrite := dv.inRegion(path, policy.Write) && !dv.permitted(path, policy.Write)
-	if !needRead && !needWrite {
-		return
-	}
-	kind, op := ReadOnly, policy.Write
-	if needRead {
-		kind, op = Hide, policy.Read
-	}
-	v := dv.c.DecideResolved(path, op)
-	dv.addMask(Mask{Path: path, Kind: kind, Dir: !file, Exists: true, Rule: v.Rule, Reason: reasonOf(v.Rule, kind)})
-}
-
-func reasonOf(rule string, kind MaskKind) string {
-	switch {
-	case strings.HasPrefix(rule, "protect"):
-		return "protected"
-	case kind == Hide:
-		return "denied"
-	}
-	return "not writable"
-}
-
-// placeholder covers the missing path target, which a write-denying rule
-// names, with a read-only empty directory at its first missing component
-// when that component could be created in a write grant.
-func (dv *derivation) placeholder(target string, r policy.Rule) {
-	if dv.permitted(target, policy.Write) {
-		return
-	}
-	first := target
-	for {
-		par := abspath.Parent(first)
-		fi, err := os.Lstat(par)
-		if err == nil {
-			if !fi.IsDir() {
-				return // something that is not a directory is in the way
-			}
-			break
-		}
-		if par == first {
-			return
-		}
-		first = par
-	}
-	if !dv.inRegion(abspath.Parent(first), policy.Write) || !dv.inRegion(first, policy.Write) {
-		return
-	}
-	kind := ReadOnly
-	if !dv.permitted(target, policy.Read) && dv.inRegion(first, policy.Read) {
-		kind = Hide
-	}
-	v := dv.c.DecideResolved(target, policy.Write)
-	dv.addMask(Mask{Path: first, Kind: kind, Dir: true, Exists: false, Rule: v.Rule, Reason: reasonOf(v.Rule, kind), For: target})
-}
-
-// addMask records m, keeping the stricter kind when a path is masked
-// twice.
-func (dv *derivation) addMask(m Mask) {
-	if old := dv.masks[m.Path]; old != nil {
-		if m.Kind == Hide && old.Kind != Hide {
-			old.Kind, old.Rule, old.Reason = Hide, m.Rule, m.Reason
-		}
-		if !m.Exists && old.For != "" && old.For != m.For && !strings.Contains(old.For, m.For) {
-			old.For += ", " + m.For
-		}
-		return
-	}
-	dv.masks[m.Path] = &m
-}
-
 // defaultShift masks the root when a grant containing it (the outside
 // default, an allow rule) gives an op the root's own default does not.
 func (dv *derivation) defaultShift() {
@@ -771,365 +524,6 @@ func (dv *derivation) defaultShift() {
 			break
 		}
 	}
-}
-
-// maxSocketEntries bounds the walk of /run for sockets.
-const maxSocketEntries = 20000
-
-// runDir is where the host's daemon sockets live; tests point it elsewhere
-// so golden files do not depend on the host's running daemons.
-var runDir = "/run"
-
-// sockets hides the Unix sockets under /run when a read grant exposes
-// /run: a read-only mount does not stop connect(2), and /run holds the
-// sockets of system daemons (the Docker socket among them).
-func (dv *derivation) sockets() {
-	run, err := filepath.EvalSymlinks(runDir)
-	if err != nil || !dv.inRegion(run, policy.Read) || dv.inRegion(run, policy.Write) {
-		return
-	}
-	n := 0
-	var walk func(dir string)
-	walk = func(dir string) {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			if n++; n > maxSocketEntries {
-				return
-			}
-			p := abspath.Join(dir, e.Name())
-			switch {
-			case e.Type()&fs.ModeSocket != 0:
-				if !dv.permitted(p, policy.Write) {
-					dv.addMask(Mask{Path: p, Kind: Hide, Exists: true, Reason: "socket"})
-				}
-			case e.IsDir():
-				walk(p)
-			}
-		}
-	}
-	walk(run)
-	if n > maxSocketEntries {
-		// Never silently: sockets past the bound stay reachable.
-		dv.notes = append(dv.notes, Element{Class: Looser, Subject: "sockets under " + run, Control: policy.ControlNetUnix,
-			Detail: fmt.Sprintf("%s holds more than %d entries; the Unix sockets past them are not hidden and can be connected to", run, maxSocketEntries),
-			Reason: "the search for daemon sockets is bounded",
-			Remedy: "grant narrower read trees than /run, or opt into best effort"})
-	}
-}
-
-// socket hides the Unix socket p, found in a searched tree, unless the
-// policy names it: a path rule allowing writes whose pattern is p itself,
-// or an approved write grant of p. A grant of a directory holding sockets
-// (the root included) grants its files, not the daemons listening there.
-func (dv *derivation) socket(p string) {
-	if !dv.inRegion(p, policy.Read) && !dv.inRegion(p, policy.Write) {
-		return
-	}
-	if dv.socketNamed(p) {
-		dv.named = append(dv.named, p)
-		return
-	}
-	dv.addMask(Mask{Path: p, Kind: Hide, Exists: true, Reason: "socket"})
-}
-
-// socketNamed reports whether a path rule or an approved grant names the
-// socket p by its own path.
-func (dv *derivation) socketNamed(p string) bool {
-	for _, g := range dv.grants {
-		if g.Path == p && g.Op == policy.Write {
-			return true
-		}
-	}
-	return dv.ruleNames(p, policy.Write)
-}
-
-// ruleNames reports whether the path rule deciding op on p allows it and
-// names p itself (a literal pattern of that path).
-func (dv *derivation) ruleNames(p string, op policy.Op) bool {
-	rel, inside := dv.c.Inside(p)
-	i := firstRule(dv.rules, p, rel, inside, op)
-	if i < 0 || dv.rules[i].Action != policy.Allow || !dv.rules[i].Pattern.Literal() {
-		return false
-	}
-	lp, ok := dv.literalPath(dv.rules[i].Pattern)
-	return ok && lp == p
-}
-
-// pruneMasks drops masks another mask already covers (a hidden tree
-// covers everything below it, a read-only one covers read-only masks)
-// unless a grant between them opens the tree again, and returns the rest
-// sorted by path.
-func (dv *derivation) pruneMasks() []Mask {
-	all := make([]Mask, 0, len(dv.masks))
-	for _, m := range dv.masks {
-		all = append(all, *m)
-	}
-	slices.SortFunc(all, func(a, b Mask) int { return strings.Compare(a.Path, b.Path) })
-	grants := slices.Concat(dv.read, dv.write)
-	var out []Mask
-	// kept indexes out by path: only a mask's ancestors can cover it, so
-	// each mask looks up its ancestors (its depth) rather than every mask
-	// kept (thousands in a node_modules of certificates).
-	kept := map[string]int{}
-	for _, m := range all {
-		covered := false
-		for p := abspath.Parent(m.Path); !covered; p = abspath.Parent(p) {
-			if i, ok := kept[p]; ok && p != m.Path {
-				a := out[i]
-				// A placeholder is covered by any mask: nothing can be
-				// created below one.
-				if !(a.Kind != Hide && m.Kind == Hide && m.Exists) {
-					reopened := false
-					for _, g := range grants {
-						if abspath.Below(g.Path, a.Path) && abspath.Within(m.Path, g.Path) {
-							reopened = true
-							break
-						}
-					}
-					covered = !reopened
-				}
-			}
-			if p == "/" {
-				break
-			}
-		}
-		if !covered {
-			kept[m.Path] = len(out)
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// pruneGrants drops grants nested in another grant of the same list when
-// no mask lies between them, and grants of paths that do not exist are
-// kept (renderers skip them) so that the profile says what was asked.
-func (dv *derivation) pruneGrants(list []Access, masks []Mask) []Access {
-	var out []Access
-	for _, a := range list {
-		redundant := false
-		for _, b := range list {
-			// A grant below "/" is kept: containers cannot bind "/".
-			if b.Path == a.Path || b.Path == "/" || !abspath.Below(a.Path, b.Path) || b.Special != a.Special {
-				continue
-			}
-			between := false
-			for _, m := range masks {
-				if abspath.Below(m.Path, b.Path) && abspath.Within(a.Path, m.Path) {
-					between = true
-					break
-				}
-			}
-			if !between {
-				redundant = true
-				break
-			}
-		}
-		if !redundant || a.Source == "root" {
-			out = append(out, a)
-		}
-	}
-	return out
-}
-
-// searchScope returns the trees the mask search covers, the root first:
-// the root, every explicit grant (allow rules, approved grants), the home
-// directory when a grant contains it, and the literal base of absolute
-// glob rules that lie in a grant. It records in dv.unsearched the rules
-// that cannot be applied to the rest of a grant.
-func (dv *derivation) searchScope(pats []scan.Pattern, patRules []int) []string {
-	scope := []string{dv.root}
-	add := func(p string) {
-		for _, s := range scope {
-			if abspath.Within(p, s) {
-				return
-			}
-		}
-		scope = append(scope, p)
-	}
-	explicit := func(a Access) bool {
-		return a.Source != "root" && a.Source != "system" && a.Source != "device" && !strings.HasPrefix(a.Source, "default:")
-	}
-	all := slices.Concat(dv.read, dv.write)
-	for _, a := range all {
-		if explicit(a) && a.Exists {
-			add(a.Path)
-		}
-	}
-	if dv.home != "" {
-		for _, a := range all {
-			if a.Special == SpecialNone && !dv.inSystem(dv.home) && abspath.Within(dv.home, a.Path) {
-				add(dv.home)
-				break
-			}
-		}
-	}
-	for _, i := range patRules {
-		pt := dv.rules[i].Pattern
-		if pt.Kind() == policy.PatternAbsolute && pt.Base() != "" && pt.Base() != "/" && dv.inRegion(pt.Base(), policy.Read) {
-			add(pt.Base())
-		}
-	}
-	// Rules that cannot be searched everywhere they could match.
-	for _, i := range patRules {
-		r := dv.rules[i]
-		pt := r.Pattern
-		if pt.Kind() == policy.PatternRelative {
-			continue // inside the root only, and the root is searched
-		}
-		for _, op := range []policy.Op{policy.Read, policy.Write} {
-			if !nonPermitting(r, op) {
-				continue
-			}
-			list := dv.write
-			if op == policy.Read {
-				list = all
-			}
-			seen := map[string]bool{}
-			for _, a := range list {
-				if seen[a.Path] || a.Special != SpecialNone || a.Source == "system" || !a.Exists {
-					continue
-				}
-				seen[a.Path] = true
-				inScope := false
-				for _, s := range scope {
-					if abspath.Within(a.Path, s) {
-						inScope = true
-						break
-					}
-				}
-				if inScope {
-					continue
-				}
-				if pt.Kind() == policy.PatternAbsolute {
-					b := pt.Base()
-					if b == "" || (!abspath.Within(b, a.Path) && !abspath.Within(a.Path, b)) {
-						continue // cannot match in this grant
-					}
-					if abspath.WithinAny(b, scope) {
-						continue
-					}
-				}
-				dv.unsearched = append(dv.unsearched, Unsearched{Rule: r.Source, Pattern: pt.String(), Op: op, Grant: a.Path})
-			}
-		}
-	}
-	return scope
-}
-
-// pins returns the directories between a writable grant and a mask:
-// mount backends bind each onto itself so that it cannot be renamed or
-// removed (which would move the mask away from the path it guards).
-func pins(pr *Profile) []string {
-	// What starts at each path: 1 a read grant, 2 a write grant, 3 a mask
-	// (a mask overrides a grant at the same path, as boundary does).
-	kind := map[string]int{}
-	for _, a := range pr.Read {
-		if a.Exists {
-			kind[a.Path] = max(kind[a.Path], 1)
-		}
-	}
-	for _, a := range pr.Write {
-		if a.Exists {
-			kind[a.Path] = max(kind[a.Path], 2)
-		}
-	}
-	for _, m := range pr.Masks {
-		kind[m.Path] = 3
-	}
-	set := map[string]bool{}
-	for _, m := range pr.Masks {
-		for d := abspath.Parent(m.Path); ; d = abspath.Parent(d) {
-			if k, ok := kind[d]; ok && d != m.Path {
-				if k == 2 {
-					for q := abspath.Parent(m.Path); q != d; q = abspath.Parent(q) {
-						set[q] = true
-					}
-				}
-				break
-			}
-			if d == "/" {
-				break
-			}
-		}
-	}
-	out := make([]string, 0, len(set))
-	for d := range set {
-		out = append(out, d)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// boundary returns the deepest grant or mask strictly above p, and
-// whether the region it starts is writable (a write grant, not masked).
-func boundary(pr *Profile, p string) (top string, writable bool) {
-	best := -1
-	consider := func(q string, w bool) {
-		if !abspath.Below(p, q) {
-			return
-		}
-		if d := abspath.Depth(q); d > best || (d == best && !w) {
-			best, top, writable = d, q, w
-		}
-	}
-	for _, a := range pr.Read {
-		if a.Exists {
-			consider(a.Path, false)
-		}
-	}
-	for _, a := range pr.Write {
-		if a.Exists {
-			consider(a.Path, true)
-		}
-	}
-	// A write grant and a read grant at the same path: writable.
-	for _, a := range pr.Write {
-		if a.Exists && a.Path == top {
-			writable = true
-		}
-	}
-	for _, m := range pr.Masks {
-		if abspath.Below(p, m.Path) && abspath.Depth(m.Path) >= best {
-			best, top, writable = abspath.Depth(m.Path), m.Path, false
-		}
-	}
-	return top, writable
-}
-
-// listings reads the directories between each grant and the masks below
-// it, which a Landlock rendering grants child by child.
-func listings(pr *Profile, lc *listCache) []Listing {
-	set := map[string]bool{}
-	for _, m := range pr.Masks {
-		for _, a := range slices.Concat(pr.Read, pr.Write) {
-			if !a.Exists || !a.Dir || !abspath.Below(m.Path, a.Path) {
-				continue
-			}
-			if m.Kind != Hide && !slices.ContainsFunc(pr.Write, func(w Access) bool { return w.Path == a.Path }) {
-				continue // a read-only mask does not restrict a read grant
-			}
-			for d := abspath.Parent(m.Path); abspath.Within(d, a.Path); d = abspath.Parent(d) {
-				set[d] = true
-				if d == "/" {
-					break
-				}
-			}
-		}
-	}
-	dirs := make([]string, 0, len(set))
-	for d := range set {
-		dirs = append(dirs, d)
-	}
-	slices.Sort(dirs)
-	out := make([]Listing, 0, len(dirs))
-	for _, d := range dirs {
-		out = append(out, lc.list(d))
-	}
-	return out
 }
 
 // profileRules converts the effective rules for pattern-capable

@@ -418,8 +418,9 @@ func TestDeriverCache(t *testing.T) {
 	root := base + "/ws"
 	p := policy.Coding.Policy()
 	p.DeniedPaths = []string{".env*"}
-	d := NewDeriver(Options{})
-	defer d.Close()
+	scans := NewScanCache(nil)
+	defer scans.Close()
+	d := NewDeriver(Options{Scans: scans})
 	ctx := t.Context()
 	first, err := d.Derive(ctx, p, root, base+"/home", "", nil)
 	require.NoError(t, err)

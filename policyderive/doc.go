@@ -11,14 +11,26 @@
 //	dms, err := policyderive.DockerMounts(ms)
 //	if err := fid.Err(); err != nil && !bestEffort { ... } // *LooserError
 //
-// A workspace derives before every command; a Deriver (NewDeriver) keeps
-// the mask search and the directory listings cached, so deriving again
-// when nothing changed costs a few milliseconds (3 ms on a settled
-// 100,000-file tree here; more while recently changed directories are
-// within the cache's racy window and are read again). Derive only reads
-// the file system (lstat, readlink, directory reads, O_PATH opens and
-// openat2 to resolve without following links, /proc/self/mountinfo) and
-// watches it with inotify; renderers are pure functions of the Profile.
+// A workspace derives before every command from its compiled policy
+// (Deriver.DeriveCompiled: nothing is compiled per command). A Deriver
+// (NewDeriver) given a ScanCache (Options.Scans, owned and closed by the
+// caller, an executor) keeps the mask search and the directory listings
+// cached, so deriving again when nothing changed costs a few milliseconds
+// (3 ms on a settled 100,000-file tree here; more while recently changed
+// directories are within the cache's racy window and are read again).
+// Derivation is a function of the compiled policy, the grants and the
+// host's tree: it only reads the file system (lstat, readlink, directory
+// reads, O_PATH opens and openat2 to resolve without following links,
+// /proc/self/mountinfo); the ScanCache watches it with inotify; renderers
+// are pure functions of the Profile. One cache is process-wide by
+// design: the search of the System trees for private files, which are the
+// host's and the same for every caller (a walk of /usr costs ~0.5 s once).
+//
+// The code is split by concern: derive.go (the inputs, the run and the
+// path decisions), search.go (the search scope and the mask search),
+// masks.go (masks, placeholders, pins and pruning), sockets.go (Unix
+// sockets in the grants), private.go and hardlink.go (private System
+// files and other names of masked files), then one file per renderer.
 //
 // # The soundness invariant
 //

@@ -56,6 +56,7 @@ type Executor struct {
 	log      *slog.Logger
 	feat     *features
 	launcher *launcher.Launcher
+	scans    *policyderive.ScanCache
 	deriver  *policyderive.Deriver
 	grants   []policy.Grant // Config.ExtraBinds
 
@@ -110,13 +111,15 @@ func New(cfg Config) (*Executor, error) {
 	}
 	log := cmp.Or(cfg.Logger, slog.Default())
 	plans, _ := lru.New[string, *plan](maxPlans) // errs only for a size ≤ 0
+	scans := policyderive.NewScanCache(cfg.Logger)
 	x := &Executor{
 		plans:    plans,
 		cfg:      cfg,
 		log:      log,
 		feat:     feat,
 		launcher: l,
-		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		scans:    scans,
+		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger, Scans: scans}),
 		guards:   protectguard.NewCache(16, cfg.Logger),
 		net:      netallow.NewGate(cfg.Logger),
 		closed:   make(chan struct{}),
@@ -150,7 +153,7 @@ func (x *Executor) Close() error {
 	var err error
 	x.closeOnce.Do(func() {
 		close(x.closed)
-		err = errors.Join(x.deriver.Close(), x.guards.Close())
+		err = errors.Join(x.scans.Close(), x.guards.Close())
 		if x.relayTmp != "" {
 			err = errors.Join(err, os.RemoveAll(x.relayTmp))
 		}

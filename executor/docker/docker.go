@@ -52,6 +52,7 @@ type Executor struct {
 	secDesc       string
 	owner         owner
 	id            string // LabelExecutor
+	scans         *policyderive.ScanCache
 	deriver       *policyderive.Deriver
 	strays        int // stray containers removed by New
 
@@ -154,7 +155,8 @@ func New(cfg Config) (*Executor, error) {
 	}
 	x.id = strconv.Itoa(x.owner.pid) + "-" + strings.TrimPrefix(newNonce(), "cordon-")[:12]
 	x.strays = removeStrays(ctx, cli, x.owner, log.Info)
-	x.deriver = policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger})
+	x.scans = policyderive.NewScanCache(cfg.Logger)
+	x.deriver = policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger, Scans: x.scans})
 	log.Debug("docker executor", "engine", eng.host, "version", eng.version, "api", eng.apiVersion, "image", x.image,
 		"host_mode", x.host, "user", x.user, "runner", x.fast, "strays_removed", x.strays)
 	return x, nil
@@ -200,7 +202,7 @@ func (x *Executor) Close() error {
 		x.removeAsync(b)
 	}
 	x.wg.Wait()
-	err := x.deriver.Close()
+	err := x.scans.Close()
 	return errors.Join(err, x.cli.Close())
 }
 

@@ -141,6 +141,7 @@ type Executor struct {
 	id        string
 	uid, gid  int64
 	server    string
+	scans     *policyderive.ScanCache
 	deriver   *policyderive.Deriver
 	// guards is the caller's side of the protected-path guard, over the
 	// same trees as the pod's, across every session (see guard).
@@ -211,7 +212,8 @@ func New(cfg Config) (*Executor, error) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	x.id = hex.EncodeToString(b[:])
-	x.deriver = policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger})
+	x.scans = policyderive.NewScanCache(cfg.Logger)
+	x.deriver = policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger, Scans: x.scans})
 	x.guards = protectguard.NewCache(16, cfg.Logger)
 	x.log.Debug("kubernetes executor", "server", rc.Host, "version", v, "namespace", x.namespace, "id", x.id)
 	return x, nil
@@ -272,8 +274,8 @@ func (x *Executor) Close() error {
 			errs = append(errs, s.delete())
 		}
 	}
-	if x.deriver != nil {
-		x.deriver.Close()
+	if x.scans != nil {
+		x.scans.Close()
 	}
 	if x.guards != nil {
 		errs = append(errs, x.guards.Close())

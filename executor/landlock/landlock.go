@@ -108,6 +108,7 @@ type Executor struct {
 	cfg      Config
 	log      *slog.Logger
 	feat     features
+	scans    *policyderive.ScanCache
 	deriver  *policyderive.Deriver
 	tmp      string
 	rulesets *rulesetCache
@@ -164,11 +165,13 @@ func New(cfg Config) (*Executor, error) {
 		return nil, fmt.Errorf("landlock executor: private temporary directory: %w", err)
 	}
 	plans, _ := lru.New[string, *plan](maxPlans) // errs only for a size ≤ 0
+	scans := policyderive.NewScanCache(cfg.Logger)
 	x := &Executor{
 		cfg:      cfg,
 		log:      log,
 		feat:     detect(),
-		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		scans:    scans,
+		deriver:  policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger, Scans: scans}),
 		tmp:      tmp,
 		rulesets: newRulesetCache(cmp.Or(cfg.Rulesets, DefaultRulesets)),
 		guards:   protectguard.NewCache(16, cfg.Logger),
@@ -210,7 +213,7 @@ func (x *Executor) Close() error {
 		if x.names != nil {
 			x.names.Close()
 		}
-		err = errors.Join(x.deriver.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
+		err = errors.Join(x.scans.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
 	})
 	return err
 }

@@ -49,6 +49,7 @@ type Executor struct {
 	cfg     Config
 	log     *slog.Logger
 	program string
+	scans   *policyderive.ScanCache
 	deriver *policyderive.Deriver
 	tmp     string
 
@@ -109,11 +110,13 @@ func newExecutor(cfg Config, program string) (*Executor, error) {
 		return nil, fmt.Errorf("seatbelt executor: private temporary directory: %w", err)
 	}
 	plans, _ := lru.New[string, *plan](maxPlans) // errs only for a size ≤ 0
+	scans := policyderive.NewScanCache(cfg.Logger)
 	x := &Executor{
 		cfg:     cfg,
 		log:     cmp.Or(cfg.Logger, slog.Default()),
 		program: program,
-		deriver: policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger}),
+		scans:   scans,
+		deriver: policyderive.NewDeriver(policyderive.Options{Logger: cfg.Logger, Scans: scans}),
 		tmp:     tmp,
 		plans:   plans,
 		guards:  protectguard.NewCache(16, cfg.Logger),
@@ -228,7 +231,7 @@ func (x *Executor) Close() error {
 	var err error
 	x.closeOnce.Do(func() {
 		close(x.closed)
-		err = errors.Join(x.deriver.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
+		err = errors.Join(x.scans.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
 	})
 	return err
 }
