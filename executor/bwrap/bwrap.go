@@ -325,15 +325,7 @@ type run struct {
 // when it cannot be enforced, looks at the host paths bwrap could create,
 // starts the guard, and builds the command.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := req.ValidateSandboxed(); err != nil {
-		return nil, err
-	}
-	select {
-	case <-x.closed:
-		return nil, fmt.Errorf("bwrap executor: %w", executor.ErrClosed)
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	if err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed)); err != nil {
 		return nil, err
 	}
 	pr, pl, skip, mounts, err := x.plan(ctx, req)
@@ -341,12 +333,9 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, err
 	}
 	r := &run{x: x, mountPoints: mounts}
-	if len(pl.blocking) > 0 {
-		if !x.cfg.BestEffort {
-			r.end(ctx, nil)
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
-		}
-		x.bestEffort.Note(x.log, Backend, pl.blocking)
+	if err := x.bestEffort.Decide(x.log, Backend, x.cfg.BestEffort, pl.blocking); err != nil {
+		r.end(ctx, nil)
+		return nil, err
 	}
 	opts, nopts := pl.encoded, pl.nargs
 	if len(skip) > 0 {

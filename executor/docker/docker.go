@@ -353,16 +353,7 @@ func (r *run) request(req *executor.Request) *executor.Request {
 // when it cannot be enforced, acquires the container for it and begins
 // the protected-path guard.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := req.ValidateSandboxed(); err != nil {
-		return nil, err
-	}
-	x.mu.Lock()
-	closed := x.closed
-	x.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	if err := ctx.Err(); err != nil {
+	if err := backend.Admit(ctx, req, x.isClosed); err != nil {
 		return nil, err
 	}
 	dir := cmp.Or(req.Dir, req.Root)
@@ -370,11 +361,8 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if err != nil {
 		return nil, err
 	}
-	if len(sp.blocking) > 0 {
-		if !x.cfg.BestEffort {
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: sp.blocking}
-		}
-		x.bestEffort.Note(x.log, Backend, sp.blocking)
+	if err := x.bestEffort.Decide(x.log, Backend, x.cfg.BestEffort, sp.blocking); err != nil {
+		return nil, err
 	}
 	b, err := x.acquire(ctx, sp)
 	if err != nil {
@@ -415,6 +403,16 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, err
 	}
 	return r, nil
+}
+
+// isClosed returns ErrClosed once Close was called.
+func (x *Executor) isClosed() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 // specRequest derives req's profile for a command in dir and returns it

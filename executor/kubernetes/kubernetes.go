@@ -114,8 +114,9 @@ type Config struct {
 // ErrInvalidConfig is wrapped by the errors of Config.Validate.
 var ErrInvalidConfig = errors.New("invalid kubernetes config")
 
-// ErrClosed is returned by Run and Start after Close.
-var ErrClosed = errors.New("kubernetes executor: closed")
+// ErrClosed is returned by Run and Start after Close; it wraps
+// executor.ErrClosed, as every executor's does.
+var ErrClosed = fmt.Errorf("kubernetes executor: %w", executor.ErrClosed)
 
 // Validate checks the configuration.
 func (c Config) Validate() error {
@@ -360,19 +361,20 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 	return s, w, nil
 }
 
+// isClosed returns ErrClosed once Close was called.
+func (x *Executor) isClosed() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return ErrClosed
+	}
+	return nil
+}
+
 // derive validates and derives a request.
 func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, error) {
-	if err := req.ValidateSandboxed(); err != nil {
+	if err := backend.Admit(ctx, req, x.isClosed); err != nil {
 		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	x.mu.Lock()
-	closed := x.closed
-	x.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
 	}
 	if req.Policy.Network == policy.NetworkAllowList && !x.cfg.BestEffort {
 		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,

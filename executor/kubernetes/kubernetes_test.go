@@ -124,6 +124,7 @@ func TestCloseDeletesSession(t *testing.T) {
 	assert.Empty(t, nps.Items)
 	_, err = x.Run(t.Context(), request(root, "true"))
 	assert.ErrorIs(t, err, kubernetes.ErrClosed)
+	assert.ErrorIs(t, err, executor.ErrClosed, "as every executor's")
 }
 
 // TestKilledCaller: a caller killed with SIGKILL, with no Close, leaves

@@ -332,26 +332,15 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 // prepare derives and assesses the profile, refuses it in strict mode
 // when it cannot be enforced, starts the guard and acquires the ruleset.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := req.ValidateSandboxed(); err != nil {
-		return nil, err
-	}
-	select {
-	case <-x.closed:
-		return nil, fmt.Errorf("landlock executor: %w", executor.ErrClosed)
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	if err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed)); err != nil {
 		return nil, err
 	}
 	_, pl, err := x.planRequest(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if len(pl.blocking) > 0 {
-		if !x.cfg.BestEffort {
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
-		}
-		x.bestEffort.Note(x.log, Backend, pl.blocking)
+	if err := x.bestEffort.Decide(x.log, Backend, x.cfg.BestEffort, pl.blocking); err != nil {
+		return nil, err
 	}
 	r := &run{x: x}
 	if pl.cgroup {

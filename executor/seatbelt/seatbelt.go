@@ -334,26 +334,15 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 // prepare derives and assesses the profile, refuses it in strict mode
 // when it cannot be enforced, starts the guard and builds the command.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := req.ValidateSandboxed(); err != nil {
-		return nil, err
-	}
-	select {
-	case <-x.closed:
-		return nil, fmt.Errorf("seatbelt executor: %w", executor.ErrClosed)
-	default:
-	}
-	if err := ctx.Err(); err != nil {
+	if err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed)); err != nil {
 		return nil, err
 	}
 	pl, err := x.planFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if len(pl.blocking) > 0 {
-		if !x.cfg.BestEffort {
-			return nil, &executor.UnenforceableError{Backend: Backend, Gaps: pl.blocking}
-		}
-		x.bestEffort.Note(x.log, Backend, pl.blocking)
+	if err := x.bestEffort.Decide(x.log, Backend, x.cfg.BestEffort, pl.blocking); err != nil {
+		return nil, err
 	}
 	argv, err := withCommand(pl.prefix, req.Command)
 	if err != nil {

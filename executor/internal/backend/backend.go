@@ -1,13 +1,34 @@
 // Package backend is what the sandbox backends (executor/bwrap,
 // executor/landlock, executor/seatbelt, executor/docker,
-// executor/kubernetes) share around one command: the request's compiled
-// policy derived into a profile (Derive), the protected-path guard's use
-// (Guard, BeginGuard), the plan's looser elements as executor gaps (Gap,
-// Gaps, GroupedGaps) and best effort's log of them, internal/procgroup's
-// results as executor Results and background processes whose end
-// includes the guard's repair (Watch), and the registry of placeholder
-// mount points a mount-based sandbox makes its tool create on the host
-// (Registry, Default).
+// executor/kubernetes) share around one command, and where their common
+// per-command pipeline is written down. Every backend runs a command in
+// these steps, the shared ones here, the backend's own in its package:
+//
+//  1. Admit: the request is well formed, the executor open, the context
+//     live.
+//  2. Derive: the profile, from the request's compiled policy
+//     (executor.Request.Checker; nothing is compiled per command) and
+//     the backend's policyderive.Deriver with its injected ScanCache.
+//  3. Plan (the backend's): the profile rendered for the backend and
+//     assessed on this host — one fidelity report, the backend's
+//     mitigations and gaps included — cached by the profile's key. The
+//     backend's Explain (and Assess, Args) returns this same plan, which
+//     sandbox-probe derive prints.
+//  4. Decide (BestEffortLog.Decide): strict mode refuses a plan with
+//     blocking gaps; best effort notes them for Describe.
+//  5. Guard and BeginGuard: the protected-path guard of the request's
+//     protect rules over the plan's writable trees.
+//  6. Start (the backend's): the process, its group, cgroup, namespaces,
+//     network proxy session.
+//  7. End: the backend kills what is left of the command, then the
+//     guard's End repairs and reports; Watch turns a background process
+//     into an executor.Process whose Done follows that end, and Result
+//     turns procgroup's result into an executor.Result.
+//
+// Also here: the plan's looser elements as executor gaps (Gap, Gaps,
+// GroupedGaps) and the registry of placeholder mount points a
+// mount-based sandbox makes its tool create on the host (Registry,
+// Default).
 //
 // It lives under executor/ because it imports executor and
 // policyderive: nothing in the root internal/ points back up into them.
