@@ -325,7 +325,8 @@ type run struct {
 // when it cannot be enforced, looks at the host paths bwrap could create,
 // starts the guard, and builds the command.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed)); err != nil {
+	req, err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed))
+	if err != nil {
 		return nil, err
 	}
 	pr, pl, skip, mounts, err := x.plan(ctx, req)

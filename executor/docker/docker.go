@@ -353,7 +353,8 @@ func (r *run) request(req *executor.Request) *executor.Request {
 // when it cannot be enforced, acquires the container for it and begins
 // the protected-path guard.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := backend.Admit(ctx, req, x.isClosed); err != nil {
+	req, err := backend.Admit(ctx, req, x.isClosed)
+	if err != nil {
 		return nil, err
 	}
 	dir := cmp.Or(req.Dir, req.Root)

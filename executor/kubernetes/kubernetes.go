@@ -373,7 +373,8 @@ func (x *Executor) isClosed() error {
 
 // derive validates and derives a request.
 func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, error) {
-	if err := backend.Admit(ctx, req, x.isClosed); err != nil {
+	req, err := backend.Admit(ctx, req, x.isClosed)
+	if err != nil {
 		return nil, err
 	}
 	if req.Policy.Network == policy.NetworkAllowList && !x.cfg.BestEffort {

@@ -332,7 +332,8 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 // prepare derives and assesses the profile, refuses it in strict mode
 // when it cannot be enforced, starts the guard and acquires the ruleset.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed)); err != nil {
+	req, err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed))
+	if err != nil {
 		return nil, err
 	}
 	_, pl, err := x.planRequest(ctx, req)

@@ -334,7 +334,8 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 // prepare derives and assesses the profile, refuses it in strict mode
 // when it cannot be enforced, starts the guard and builds the command.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, error) {
-	if err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed)); err != nil {
+	req, err := backend.Admit(ctx, req, backend.Closed(Backend, x.closed))
+	if err != nil {
 		return nil, err
 	}
 	pl, err := x.planFor(ctx, req)

@@ -12,15 +12,30 @@ import (
 // request is well formed (executor.Request.ValidateSandboxed: a
 // *executor.RequestError otherwise), the executor is not closed (closed
 // returns the error, wrapping executor.ErrClosed, once it is) and ctx is
-// not done. Nothing has been derived or started when it fails.
-func Admit(ctx context.Context, req *executor.Request, closed func() error) error {
+// not done. Nothing has been derived or started when it fails. It returns
+// the request the rest of the pipeline uses: req itself when it carries
+// its compiled policy (a workspace's do), else a copy compiled once here
+// (executor.Request.Compile: Policy, Root and Home become the checker's
+// normalised policy and resolved paths), so that no later step compiles
+// it again.
+func Admit(ctx context.Context, req *executor.Request, closed func() error) (*executor.Request, error) {
 	if err := req.ValidateSandboxed(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := closed(); err != nil {
-		return err
+		return nil, err
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req.Checker != nil {
+		return req, nil
+	}
+	cp := *req
+	if err := cp.Compile(); err != nil {
+		return nil, err
+	}
+	return &cp, nil
 }
 
 // Closed returns Admit's closed func for the named executor whose Close

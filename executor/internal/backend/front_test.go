@@ -19,15 +19,23 @@ func TestAdmit(t *testing.T) {
 	ok := &executor.Request{Command: "true", Root: "/w", Dir: "/w", Policy: policy.Coding.Policy()}
 	ch := make(chan struct{})
 	open := Closed("test", ch)
-	require.NoError(t, Admit(context.Background(), ok, open))
+	admitted, err := Admit(context.Background(), ok, open)
+	require.NoError(t, err)
+	require.NotNil(t, admitted.Checker, "the policy compiled once, for the whole pipeline")
+	assert.Nil(t, ok.Checker, "the caller's request is not changed")
+	assert.Equal(t, ok.Policy.Network, admitted.Policy.Network)
+	again, err := Admit(context.Background(), admitted, open)
+	require.NoError(t, err)
+	assert.Same(t, admitted, again, "a compiled request is used as it is")
 
+	admit := func(ctx context.Context, r *executor.Request) error { _, err := Admit(ctx, r, open); return err }
 	var re *executor.RequestError
-	assert.ErrorAs(t, Admit(context.Background(), &executor.Request{Command: "true"}, open), &re)
+	assert.ErrorAs(t, admit(context.Background(), &executor.Request{Command: "true"}), &re)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.ErrorIs(t, Admit(cancelled, ok, open), context.Canceled)
+	assert.ErrorIs(t, admit(cancelled, ok), context.Canceled)
 	close(ch)
-	err := Admit(cancelled, ok, open)
+	err = admit(cancelled, ok)
 	assert.ErrorIs(t, err, executor.ErrClosed)
 	assert.EqualError(t, err, "test executor: "+executor.ErrClosed.Error())
 }
