@@ -13,6 +13,16 @@
 // strictly as the policy refuse to run unless the caller opted into best
 // effort, and Describe lists every gap.
 //
+// A sandboxing executor derives its sandbox from the request's compiled
+// policy: Request.Checker, which a workspace compiles once and sets on
+// every request (Request.Compile does it for a caller with only a
+// Policy); a request without one is compiled once per command. Controls
+// (Control, ControlFSRead, ...) are policy.Control, the one vocabulary
+// policyderive's fidelity reports use too. The sandbox backends share
+// one per-command pipeline (admit, derive, plan, strict or best-effort
+// verdict, guard, start, end), written down in executor/internal/backend;
+// each backend's Explain returns the plan its Run enforces.
+//
 // # Process hygiene every executor provides
 //
 // Every command runs in a new session and process group with no
