@@ -457,6 +457,39 @@ func (dv *derivation) candidates() {
 	}
 	dv.read = keep(rd, policy.Read)
 	dv.write = keep(wr, policy.Write)
+	dv.procRules()
+}
+
+// procRules notes the read-denying literal rules under /proc that no
+// backend enforces where /proc is granted (the System entry /proc/self):
+// the mount backends give commands a /proc of their own, whole, and
+// Landlock grants it as a whole (see the proc-info gap); a path there
+// names the sandbox's own processes, not a file a mask can cover. The
+// note is looser and inherent: strict mode runs, and the backends'
+// Assess report the gap (so sandbox auto-allow stays off for such a
+// policy).
+func (dv *derivation) procRules() {
+	if !slices.ContainsFunc(dv.read, func(a Access) bool { return a.Special == SpecialProc }) {
+		return
+	}
+	for _, r := range dv.rules {
+		if r.Action == policy.Allow || !appliesTo(r, policy.Read) || !r.Pattern.Literal() {
+			continue
+		}
+		p, ok := dv.literalPath(r.Pattern)
+		if !ok || !abspath.Within(p, "/proc") {
+			continue
+		}
+		// The pattern as written: /proc/self resolves to the deriving
+		// process, not the command.
+		shown := r.Pattern.String()
+		dv.notes = append(dv.notes, Element{
+			Class: Looser, Subject: "proc " + shown, Control: policy.ControlFSRead, Rule: r.Source, Inherent: true, Feature: FeatureProcRule,
+			Detail: fmt.Sprintf("reads of %s are not denied (%s)", shown, r.Source),
+			Reason: "/proc is granted whole (the sandbox's own /proc under the mount backends, the host's under Landlock); a path in it names processes, not a file a mask can cover",
+			Remedy: "keep the secret out of the environment and command lines; the command gate still asks or denies commands that name the path",
+		})
+	}
 }
 
 func opControl(op policy.Op) policy.Control {

@@ -474,3 +474,45 @@ func TestSocketSearchBoundIsReported(t *testing.T) {
 	assert.True(t, note(maxSocketEntries+1), "past the bound: reported")
 	assert.False(t, note(10), "control: within the bound, nothing to report")
 }
+
+// TestProcRuleDeclared: a read-denying rule under /proc, which no backend
+// enforces where /proc is granted (the sandbox's own /proc, or Landlock's
+// whole /proc), is declared in every rendering as an inherent looser
+// fs-read element, so Assess reports it (found by an attack review: a
+// denied /proc/self/environ was auto-allowed under docker and bwrap).
+// Twin: the same policy without the rule declares nothing of the kind.
+func TestProcRuleDeclared(t *testing.T) {
+	root := t.TempDir()
+	p := policy.Coding.Policy()
+	derive := func(p *policy.Policy) *Profile {
+		pr, err := Derive(p, root, "", root, nil)
+		require.NoError(t, err)
+		return pr
+	}
+	procLooser := func(f *Fidelity) []Element {
+		var out []Element
+		for _, e := range f.Looser() {
+			if e.Feature == FeatureProcRule {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	twin := derive(p)
+	_, bf := Bwrap(twin)
+	assert.Empty(t, procLooser(bf), "twin: nothing declared without the rule")
+
+	p.DeniedPaths = append(p.DeniedPaths, "/proc/self/environ", "/proc/1/cmdline")
+	pr := derive(p)
+	_, bf = Bwrap(pr)
+	_, of := OCIMounts(pr, OCIOptions{HostSystem: true})
+	// (SBPL is for macOS, which has no /proc.)
+	for name, f := range map[string]*Fidelity{"bwrap": bf, "landlock": Landlock(pr, LandlockMaxABI).Fidelity, "oci": of} {
+		els := procLooser(f)
+		require.Len(t, els, 2, name)
+		for _, e := range els {
+			assert.Equal(t, policy.ControlFSRead, e.Control, name)
+			assert.True(t, e.Inherent, name)
+		}
+	}
+}

@@ -132,6 +132,9 @@ const (
 	// FeatureHostRoot: a container's view of the host's /, which it
 	// cannot bind over its own root (the OCI rendering).
 	FeatureHostRoot Feature = "host-root"
+	// FeatureProcRule: a derivation note, a read-denying rule under /proc
+	// that no backend enforces (every rendering reports it).
+	FeatureProcRule Feature = "proc-rule"
 )
 
 // String formats the element on one line.

@@ -325,3 +325,29 @@ func TestSandboxAutoAllowDocker(t *testing.T) {
 	assert.False(t, s2.AutoAllow().On, "a policy with an fs-read gap of its own earns no auto-allow")
 	assert.Contains(t, s2.AutoAllow().Why, "fs-read")
 }
+
+// TestSandboxAutoAllowProcRule: a denied path under /proc is not
+// enforced by any backend (the sandbox's own /proc is mounted whole), so
+// the executors' Assess reports it and a policy naming one earns no
+// auto-allow: the command that reads it asks. Found by an attack review
+// (helper-44): awk printed a denied /proc/self/environ unasked under
+// docker and bwrap. The twins without the rule are on (TestSandboxAutoAllow,
+// TestSandboxAutoAllowDocker).
+func TestSandboxAutoAllowProcRule(t *testing.T) {
+	for name, x := range map[string]func(t *testing.T) executor.Executor{
+		"bwrap":  func(t *testing.T) executor.Executor { return newBwrapX(t, bwrap.Config{}) },
+		"docker": newDockerX,
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newAutoFixture(t)
+			s := f.open(t, x(t), workspace.WithDeniedPaths("/proc/self/environ"))
+			a := s.AutoAllow()
+			assert.False(t, a.On, "a denied /proc path earns no auto-allow")
+			assert.Contains(t, a.Why, "fs-read")
+			assert.Contains(t, a.Why, "/proc/self/environ")
+			_, err := s.Run(t.Context(), `awk 'BEGIN { while ((getline l < "/proc/self/environ") > 0) print l }'`, "", 0)
+			assert.Error(t, err, "asked and refused")
+			assert.Equal(t, int32(1), f.asked.Load())
+		})
+	}
+}
