@@ -11,8 +11,12 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
@@ -460,37 +464,100 @@ func (dv *derivation) candidates() {
 	dv.procRules()
 }
 
-// procRules notes the read-denying literal rules under /proc that no
-// backend enforces where /proc is granted (the System entry /proc/self):
-// the mount backends give commands a /proc of their own, whole, and
-// Landlock grants it as a whole (see the proc-info gap); a path there
-// names the sandbox's own processes, not a file a mask can cover. The
-// note is looser and inherent: strict mode runs, and the backends'
-// Assess report the gap (so sandbox auto-allow stays off for such a
-// policy).
+// procRules notes the read-denying rules that match under /proc, which
+// no backend enforces where /proc is granted (the System entry
+// /proc/self): the mount backends give commands a /proc of their own,
+// whole, and Landlock grants it as a whole (see the proc-info gap); a
+// path there names processes, not a file a mask can cover. Every kind of
+// pattern counts — a literal /proc/self/environ, a glob /proc/*/environ,
+// a bare name environ — because the rules are judged against the names
+// /proc really has (procNames). The note is looser and inherent: strict
+// mode runs, and the backends' Assess report the gap (so sandbox
+// auto-allow stays off for such a policy).
 func (dv *derivation) procRules() {
 	if !slices.ContainsFunc(dv.read, func(a Access) bool { return a.Special == SpecialProc }) {
 		return
 	}
-	for _, r := range dv.rules {
-		if r.Action == policy.Allow || !appliesTo(r, policy.Read) || !r.Pattern.Literal() {
+	dv.notes = append(dv.notes, procNotes(dv.c)...)
+}
+
+// procNotes returns the proc-rule notes of c (procRules). They depend on
+// c's rules, root and home only, so they are kept process-wide by those
+// (a workspace's checker lives for its session; a one-shot derivation of
+// the same policy pays once per process). Only a rule that can match
+// under /proc is judged: a bare name, or an absolute pattern whose first
+// segment is /proc or a wildcard.
+func procNotes(c *policy.Checker) []Element {
+	var key strings.Builder
+	key.WriteString(c.Root() + "\x00" + c.Home())
+	relevant := false
+	for _, r := range c.Rules() {
+		if r.Action == policy.Allow || !r.AppliesTo(policy.Read) {
 			continue
 		}
-		p, ok := dv.literalPath(r.Pattern)
-		if !ok || !abspath.Within(p, "/proc") {
+		pat := r.Pattern.String()
+		first, _, _ := strings.Cut(strings.TrimPrefix(pat, "/"), "/")
+		switch {
+		case r.Pattern.Kind() == policy.PatternName,
+			r.Pattern.Kind() == policy.PatternAbsolute && strings.HasPrefix(pat, "/") && (first == "proc" || hasGlobMeta(first)):
+			relevant = true
+		}
+		fmt.Fprintf(&key, "\x00%s\x01%s\x01%d", r.Source, pat, r.Action)
+	}
+	if !relevant {
+		return nil
+	}
+	if n, ok := procNoteCache.Get(key.String()); ok {
+		return n
+	}
+	var notes []Element
+	seen := map[string]bool{}
+	for _, p := range procNames() {
+		v := c.DecideResolved(p, policy.Read)
+		if v.Decision == policy.Allow || strings.HasPrefix(v.Rule, "default:") || seen[v.Rule] {
 			continue
 		}
-		// The pattern as written: /proc/self resolves to the deriving
-		// process, not the command.
-		shown := r.Pattern.String()
-		dv.notes = append(dv.notes, Element{
-			Class: Looser, Subject: "proc " + shown, Control: policy.ControlFSRead, Rule: r.Source, Inherent: true, Feature: FeatureProcRule,
-			Detail: fmt.Sprintf("reads of %s are not denied (%s)", shown, r.Source),
+		seen[v.Rule] = true
+		source, _, _ := strings.Cut(v.Rule, " ")
+		notes = append(notes, Element{
+			Class: Looser, Subject: "proc " + v.Rule, Control: policy.ControlFSRead, Rule: source, Inherent: true, Feature: FeatureProcRule,
+			Detail: fmt.Sprintf("reads under /proc that %s %s are not denied (%s, for one)", v.Rule, v.Decision, p),
 			Reason: "/proc is granted whole (the sandbox's own /proc under the mount backends, the host's under Landlock); a path in it names processes, not a file a mask can cover",
 			Remedy: "keep the secret out of the environment and command lines; the command gate still asks or denies commands that name the path",
 		})
 	}
+	procNoteCache.Add(key.String(), notes)
+	return notes
 }
+
+// procNoteCache holds procNotes' results by rules, root and home.
+var procNoteCache, _ = lru.New[string, []Element](64) // errs only for a size ≤ 0
+
+// procNames are the paths /proc offers a command, as the rules are judged
+// against them: /proc's own entries but the numbered process directories,
+// and each entry of a process directory, named through /proc/self and
+// through this process's number (a literal /proc/self rule resolves to
+// the deriving process). Listed once per process: the names are the
+// kernel's.
+var procNames = sync.OnceValue(func() []string {
+	var out []string
+	add := func(dir string, skipNumbers bool) {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if skipNumbers && strings.Trim(e.Name(), "0123456789") == "" {
+				continue
+			}
+			out = append(out, dir+"/"+e.Name())
+		}
+	}
+	add("/proc", true)
+	add("/proc/self", false)
+	add("/proc/"+strconv.Itoa(os.Getpid()), false)
+	return append(out, "/proc", "/proc/self", "/proc/1")
+})
 
 func opControl(op policy.Op) policy.Control {
 	if op == policy.Write {

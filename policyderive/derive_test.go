@@ -498,18 +498,21 @@ func TestProcRuleDeclared(t *testing.T) {
 		}
 		return out
 	}
+	p.DeniedPaths = append(p.DeniedPaths, ".env*", "*.pem", "secrets/", "/etc/shadow")
 	twin := derive(p)
 	_, bf := Bwrap(twin)
-	assert.Empty(t, procLooser(bf), "twin: nothing declared without the rule")
+	assert.Empty(t, procLooser(bf), "twin: nothing declared without a rule matching under /proc")
 
-	p.DeniedPaths = append(p.DeniedPaths, "/proc/self/environ", "/proc/1/cmdline")
+	// A literal, a glob and a bare name: each is a rule no backend enforces
+	// in /proc (the glob and the name were missed by a literal-only check).
+	p.DeniedPaths = append(p.DeniedPaths, "/proc/self/environ", "/proc/*/cmdline", "maps")
 	pr := derive(p)
 	_, bf = Bwrap(pr)
 	_, of := OCIMounts(pr, OCIOptions{HostSystem: true})
 	// (SBPL is for macOS, which has no /proc.)
 	for name, f := range map[string]*Fidelity{"bwrap": bf, "landlock": Landlock(pr, LandlockMaxABI).Fidelity, "oci": of} {
 		els := procLooser(f)
-		require.Len(t, els, 2, name)
+		require.Len(t, els, 3, name)
 		for _, e := range els {
 			assert.Equal(t, policy.ControlFSRead, e.Control, name)
 			assert.True(t, e.Inherent, name)

@@ -133,7 +133,8 @@ const (
 	// cannot bind over its own root (the OCI rendering).
 	FeatureHostRoot Feature = "host-root"
 	// FeatureProcRule: a derivation note, a read-denying rule under /proc
-	// that no backend enforces (every rendering reports it).
+	// that no backend enforces (every Linux rendering reports it; macOS
+	// has no /proc).
 	FeatureProcRule Feature = "proc-rule"
 )
 

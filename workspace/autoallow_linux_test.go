@@ -338,16 +338,18 @@ func TestSandboxAutoAllowProcRule(t *testing.T) {
 		"bwrap":  func(t *testing.T) executor.Executor { return newBwrapX(t, bwrap.Config{}) },
 		"docker": newDockerX,
 	} {
-		t.Run(name, func(t *testing.T) {
-			f := newAutoFixture(t)
-			s := f.open(t, x(t), workspace.WithDeniedPaths("/proc/self/environ"))
-			a := s.AutoAllow()
-			assert.False(t, a.On, "a denied /proc path earns no auto-allow")
-			assert.Contains(t, a.Why, "fs-read")
-			assert.Contains(t, a.Why, "/proc/self/environ")
-			_, err := s.Run(t.Context(), `awk 'BEGIN { while ((getline l < "/proc/self/environ") > 0) print l }'`, "", 0)
-			assert.Error(t, err, "asked and refused")
-			assert.Equal(t, int32(1), f.asked.Load())
-		})
+		for _, pat := range []string{"/proc/self/environ", "/proc/*/environ", "environ"} {
+			t.Run(name+"/"+pat, func(t *testing.T) {
+				f := newAutoFixture(t)
+				s := f.open(t, x(t), workspace.WithDeniedPaths(pat))
+				a := s.AutoAllow()
+				assert.False(t, a.On, "a denied /proc path earns no auto-allow")
+				assert.Contains(t, a.Why, "fs-read")
+				assert.Contains(t, a.Why, pat)
+				_, err := s.Run(t.Context(), `awk 'BEGIN { while ((getline l < "/proc/self/environ") > 0) print l }'`, "", 0)
+				assert.Error(t, err, "asked and refused")
+				assert.Equal(t, int32(1), f.asked.Load())
+			})
+		}
 	}
 }
