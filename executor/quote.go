@@ -3,8 +3,10 @@ package executor
 import "strings"
 
 // ShellQuote returns s as one word for /bin/sh -c (any POSIX shell, and
-// bash): s itself when it holds only characters no shell treats
-// specially, else s in single quotes, each single quote inside closing
+// bash), in any position: s itself when it holds only characters no
+// shell treats specially anywhere (not "=", which makes a first word an
+// assignment, nor "%", which makes it a job in bash), else s in single
+// quotes, each single quote inside closing
 // the quotes, adding an escaped quote and reopening them. Single quotes
 // take every byte literally — newlines, control characters, bytes that
 // are not UTF-8 — so the word is exact for every s but one holding a NUL
@@ -15,7 +17,7 @@ func ShellQuote(s string) (q string, ok bool) {
 	if strings.IndexByte(s, 0) >= 0 {
 		return "", false
 	}
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@+,%") == "" {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@+,") == "" {
 		return s, true
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'", true

@@ -47,6 +47,11 @@ func TestShellQuote(t *testing.T) {
 		w := string(rapid.SliceOfN(rapid.ByteRange(1, 255), 0, 40).Draw(rt, "word"))
 		check(rt, w)
 	})
+	// As a first word, "A=b" would be an assignment and "%1" a job.
+	for _, w := range []string{"A=b", "%1"} {
+		q, _ := executor.ShellQuote(w)
+		assert.NotEqual(t, w, q, "%q is quoted in any position", w)
+	}
 	_, ok := executor.ShellQuote("a\x00b")
 	assert.False(t, ok, "a NUL cannot be quoted")
 }

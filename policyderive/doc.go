@@ -22,9 +22,11 @@
 // host's tree: it only reads the file system (lstat, readlink, directory
 // reads, O_PATH opens and openat2 to resolve without following links,
 // /proc/self/mountinfo); the ScanCache watches it with inotify; renderers
-// are pure functions of the Profile. One cache is process-wide by
+// are pure functions of the Profile. Two caches are process-wide by
 // design: the search of the System trees for private files, which are the
-// host's and the same for every caller (a walk of /usr costs ~0.5 s once).
+// host's and the same for every caller (a walk of /usr costs ~0.5 s
+// once), and the rules found to match under /proc (procNotes), kept by
+// the rules they depend on.
 //
 // The code is split by concern: derive.go (the inputs, the run and the
 // path decisions), search.go (the search scope and the mask search),
