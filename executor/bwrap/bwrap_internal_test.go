@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -278,9 +279,15 @@ func TestExplainIsRun(t *testing.T) {
 	proc, err := x.Start(context.Background(), req)
 	require.NoError(t, err)
 	defer proc.Kill()
-	raw, err := os.ReadFile("/proc/" + strconv.Itoa(proc.(interface{ Pid() int }).Pid()) + "/cmdline")
-	require.NoError(t, err)
-	ran := strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+	// The leader is exec'ing bwrap right after Start: wait until its
+	// command line is bwrap's (it was read empty once, mid-exec).
+	cmdline := "/proc/" + strconv.Itoa(proc.(interface{ Pid() int }).Pid()) + "/cmdline"
+	var ran []string
+	require.Eventually(t, func() bool {
+		raw, err := os.ReadFile(cmdline)
+		ran = strings.Split(strings.TrimSuffix(string(raw), "\x00"), "\x00")
+		return err == nil && ran[0] == argv[0]
+	}, 10*time.Second, 5*time.Millisecond, "the leader's command line: %q", ran)
 	var got []string
 	for i := 0; i < len(ran); i++ {
 		if ran[i] == "--" {
