@@ -79,6 +79,8 @@ type Executor struct {
 	// argsInline puts every option on bwrap's command line instead of
 	// behind --args (for the benchmark comparing the two).
 	argsInline bool
+	// beforeStart, when set (tests), runs between planning and the start.
+	beforeStart func()
 	// derive is x.deriver.DeriveCompiled (tests substitute a stale profile).
 	derive func(ctx context.Context, pc *policy.Checker, cwd string, grants []policy.Grant) (*policyderive.Profile, error)
 }
@@ -202,25 +204,40 @@ func (x *Executor) relayBinary(exe string) (string, error) {
 
 // Run runs req.Command under /bin/sh -c in req.Dir, sandboxed by the
 // profile derived from req.Policy, req.Root, req.Home and req.Grants.
+//
+// When bwrap fails to set the sandbox up (the command never started)
+// and a destination it was to mount over has vanished since the plan —
+// a socket or file removed by another process in that instant, which
+// bwrap then tries to create in a read-only bind — Run plans once more
+// from the tree as it is now and starts again.
 func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
-	r, err := x.prepare(ctx, req)
-	if err != nil {
-		return nil, err
+	for attempt := 0; ; attempt++ {
+		r, err := x.prepare(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		if x.beforeStart != nil {
+			x.beforeStart()
+		}
+		res, err := procgroup.Run(ctx, r.spec)
+		if err != nil {
+			r.end(ctx, nil)
+			return nil, startError(err)
+		}
+		started := r.end(ctx, res)
+		out := backend.Result(res)
+		out.Violations = r.notes
+		out.Network = r.netEvents
+		if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
+			if attempt == 0 && r.vanished() && ctx.Err() == nil {
+				x.log.Debug("bwrap: setup failed on a destination that vanished; planning again", "stderr", string(res.Stderr))
+				continue
+			}
+			return nil, &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
+		}
+		mapSignal(out)
+		return out, nil
 	}
-	res, err := procgroup.Run(ctx, r.spec)
-	if err != nil {
-		r.end(ctx, nil)
-		return nil, startError(err)
-	}
-	started := r.end(ctx, res)
-	out := backend.Result(res)
-	out.Violations = r.notes
-	out.Network = r.netEvents
-	if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
-		return nil, &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
-	}
-	mapSignal(out)
-	return out, nil
 }
 
 // Start starts req.Command in the background under the same sandbox as
@@ -302,6 +319,8 @@ func (x *Executor) args(req *executor.Request, pl *plan, skip map[int]bool) []st
 type run struct {
 	x           *Executor
 	spec        *procgroup.Spec
+	pl          *plan
+	skip        map[int]bool
 	mountPoints []policyderive.Mask
 	guard       *backend.Guarded
 	// files are closed at the end; status is the read end of
@@ -333,7 +352,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if err != nil {
 		return nil, err
 	}
-	r := &run{x: x, mountPoints: mounts}
+	r := &run{x: x, mountPoints: mounts, pl: pl, skip: skip}
 	if err := x.bestEffort.Decide(x.log, Backend, x.cfg.BestEffort, pl.blocking); err != nil {
 		r.end(ctx, nil)
 		return nil, err
@@ -520,6 +539,21 @@ func (r *run) end(ctx context.Context, res *procgroup.Result) (started bool) {
 		r.notes = append(r.notes, r.guard.End(ctx)...)
 	})
 	return started
+}
+
+// vanished reports whether a destination the start was to mount over
+// (one the plan checks, not left out, and not a placeholder created on
+// purpose) no longer exists.
+func (r *run) vanished() bool {
+	for _, i := range r.pl.checks {
+		if op := r.pl.options[i]; r.skip[i] || op.placeholder && op.parentRW {
+			continue // left out, or a mount point made on purpose
+		}
+		if _, err := os.Lstat(r.pl.options[i].dest); err != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // readStatus reads bwrap's --json-status-fd documents: "child-pid" (the

@@ -78,6 +78,46 @@ func TestStaleMaskNotCreated(t *testing.T) {
 	assert.FileExists(t, env, "twin: bwrap itself creates the missing mount point on the host")
 }
 
+// TestVanishedDestinationRetried: a denied file in a read-only grant is
+// masked; when another process removes it between the plan and bwrap's
+// mount (here: the hook before the start), bwrap cannot create the mount
+// point in the read-only bind and fails before the command starts. Run
+// plans once more from the tree as it is and the command runs. Twin: with
+// the file left in place, the same command runs at once and cannot read
+// it.
+func TestVanishedDestinationRetried(t *testing.T) {
+	x, err := New(Config{})
+	testenv.SkipUnavailable(t, testenv.Bwrap, err)
+	defer x.Close()
+	root := testRoot(t)
+	dir := testRoot(t)
+	env := filepath.Join(dir, ".env")
+	p := policy.Coding.Policy()
+	p.DeniedPaths = []string{".env*"}
+	req := &executor.Request{Command: "cat " + env + " 2>/dev/null; echo done", Dir: root, Root: root, Policy: p,
+		Env: []string{"PATH=/usr/bin:/bin"}, Grants: []policy.Grant{{Path: dir, Op: policy.Read}}}
+
+	for _, vanish := range []bool{false, true} {
+		require.NoError(t, os.WriteFile(env, []byte("SECRET=1\n"), 0o600))
+		starts := 0
+		x.beforeStart = func() {
+			if starts++; vanish && starts == 1 {
+				require.NoError(t, os.Remove(env))
+			}
+		}
+		res, err := x.Run(context.Background(), req)
+		require.NoError(t, err, "vanish=%v", vanish)
+		assert.Equal(t, "done\n", string(res.Stdout), "vanish=%v: the masked file is not read", vanish)
+		if vanish {
+			assert.Equal(t, 2, starts, "the failed setup is planned and started again")
+			assert.NoFileExists(t, env, "no host path is created")
+		} else {
+			assert.Equal(t, 1, starts)
+			assert.FileExists(t, env)
+		}
+	}
+}
+
 func hasMask(pr *policyderive.Profile, p string) bool {
 	for _, m := range pr.Masks {
 		if m.Path == p {
