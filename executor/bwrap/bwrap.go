@@ -219,24 +219,13 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 		if x.beforeStart != nil {
 			x.beforeStart()
 		}
-		res, err := procgroup.Run(ctx, r.spec)
-		if err != nil {
-			r.end(ctx, nil)
-			return nil, startError(err)
+		res, err := r.back().Run(ctx)
+		var se *SetupError
+		if errors.As(err, &se) && attempt == 0 && r.vanished() && ctx.Err() == nil {
+			x.log.Debug("bwrap: setup failed on a destination that vanished; planning again", "err", err)
+			continue
 		}
-		started := r.end(ctx, res)
-		out := backend.Result(res)
-		out.Violations = r.notes
-		out.Network = r.netEvents
-		if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
-			if attempt == 0 && r.vanished() && ctx.Err() == nil {
-				x.log.Debug("bwrap: setup failed on a destination that vanished; planning again", "stderr", string(res.Stderr))
-				continue
-			}
-			return nil, &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
-		}
-		mapSignal(out)
-		return out, nil
+		return res, err
 	}
 }
 
@@ -250,16 +239,30 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	if err != nil {
 		return nil, err
 	}
-	r.spec.Timeout = 0
-	p, err := procgroup.Start(ctx, r.spec)
-	if err != nil {
-		r.end(ctx, nil)
-		return nil, startError(err)
+	return r.back().Start(ctx)
+}
+
+// back is r as the pipeline's back half: bwrap's status says whether
+// the command was executed, and a sandbox bwrap could not set up is a
+// *SetupError.
+func (r *run) back() *backend.Command {
+	var started bool
+	return &backend.Command{
+		Spec: r.spec,
+		End: func(ctx context.Context, res *procgroup.Result) []string {
+			started = r.end(ctx, res)
+			return r.notes
+		},
+		Outcome: func(_ context.Context, res *procgroup.Result) error {
+			if r.x.feat.jsonStatus && !started && !res.TimedOut && res.Signal == "" {
+				return &SetupError{Message: strings.TrimSpace(string(res.Stderr)), ExitCode: res.ExitCode}
+			}
+			return nil
+		},
+		StartError: startError,
+		Network:    func() []netproxy.Event { return r.netEvents },
+		Fix:        mapSignal,
 	}
-	return backend.Watch(p, func(res *procgroup.Result) []string {
-		r.end(context.WithoutCancel(ctx), res)
-		return r.notes
-	}, mapSignal), nil
 }
 
 // Args returns the complete bwrap command line Run would execute for req,

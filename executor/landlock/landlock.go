@@ -281,25 +281,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	if err != nil {
 		return nil, err
 	}
-	r.track()
-	res, err := procgroup.Run(ctx, r.spec)
-	r.started(0)
-	x.rulesets.release(r.ref)
-	r.closeEnv()
-	if err == nil {
-		err = r.helperFailed()
-	}
-	vs := r.end(ctx)
-	if err != nil {
-		return nil, x.startError(err)
-	}
-	if r.cgErr != nil {
-		return nil, fmt.Errorf("landlock executor: %w", r.cgErr)
-	}
-	out := backend.Result(res)
-	out.Violations = vs
-	out.Network = r.netEvents
-	return out, nil
+	return r.launch().Run(ctx)
 }
 
 // Start starts req.Command in the background under the same sandbox as
@@ -311,22 +293,37 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	if err != nil {
 		return nil, err
 	}
-	r.spec.Timeout = 0
+	return r.launch().Start(ctx)
+}
+
+// launch registers the coming start with the reaper and returns r as the
+// pipeline's back half: once started, the ruleset reference, the
+// environment and the kept namespace are let go and the sandbox helper's
+// report read (without cgo); a cgroup that could not be emptied fails
+// Run.
+func (r *run) launch() *backend.Command {
 	r.track()
-	p, err := procgroup.Start(ctx, r.spec)
-	r.started(0)
-	x.rulesets.release(r.ref)
-	r.closeEnv()
-	if err == nil {
-		if err = r.helperFailed(); err != nil {
-			p.Wait()
-		}
+	return &backend.Command{
+		Spec: r.spec,
+		Launched: func(err error) error {
+			r.started(0)
+			r.x.rulesets.release(r.ref)
+			r.closeEnv()
+			if err != nil {
+				return nil
+			}
+			return r.helperFailed()
+		},
+		End: func(ctx context.Context, _ *procgroup.Result) []string { return r.end(ctx) },
+		Outcome: func(context.Context, *procgroup.Result) error {
+			if r.cgErr != nil {
+				return fmt.Errorf("landlock executor: %w", r.cgErr)
+			}
+			return nil
+		},
+		StartError: r.x.startError,
+		Network:    func() []netproxy.Event { return r.netEvents },
 	}
-	if err != nil {
-		r.end(ctx)
-		return nil, x.startError(err)
-	}
-	return backend.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
 }
 
 // prepare derives and assesses the profile, refuses it in strict mode

@@ -253,24 +253,7 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	if err != nil {
 		return nil, err
 	}
-	res, err := procgroup.Run(ctx, r.spec)
-	vs := r.end(ctx)
-	if err != nil {
-		return nil, startError(err)
-	}
-	if !res.TimedOut && res.Signal == "" && res.ExitCode != 0 && bytes.HasPrefix(res.Stderr, setupPrefix) {
-		// sandbox-exec's own message, or the command's? A shell under the
-		// same profile, directory and environment tells.
-		tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), trialTimeout)
-		ok, msg := x.try(tctx, r.pl.prefix, req.Dir, req.Env)
-		cancel()
-		if !ok && !strings.HasPrefix(msg, "timed out") {
-			return nil, &SetupError{Message: strings.TrimSpace(string(firstLines(res.Stderr, 20))), ExitCode: res.ExitCode}
-		}
-	}
-	out := backend.Result(res)
-	out.Violations = vs
-	return out, nil
+	return r.back(req).Run(ctx)
 }
 
 // Start starts req.Command in the background under the same sandbox as
@@ -284,13 +267,31 @@ func (x *Executor) Start(ctx context.Context, req *executor.Request) (executor.P
 	if err != nil {
 		return nil, err
 	}
-	r.spec.Timeout = 0
-	p, err := procgroup.Start(ctx, r.spec)
-	if err != nil {
-		r.end(ctx)
-		return nil, startError(err)
+	return r.back(req).Start(ctx)
+}
+
+// back is r as the pipeline's back half. A failure that may be
+// sandbox-exec's own (its message prefix, a non-zero exit) is told from
+// the command's by a shell under the same profile, directory and
+// environment; sandbox-exec's is a *SetupError.
+func (r *run) back(req *executor.Request) *backend.Command {
+	x := r.x
+	return &backend.Command{
+		Spec: r.spec,
+		End:  func(ctx context.Context, _ *procgroup.Result) []string { return r.end(ctx) },
+		Outcome: func(ctx context.Context, res *procgroup.Result) error {
+			if res.TimedOut || res.Signal != "" || res.ExitCode == 0 || !bytes.HasPrefix(res.Stderr, setupPrefix) {
+				return nil
+			}
+			tctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), trialTimeout)
+			defer cancel()
+			if ok, msg := x.try(tctx, r.pl.prefix, req.Dir, req.Env); !ok && !strings.HasPrefix(msg, "timed out") {
+				return &SetupError{Message: strings.TrimSpace(string(firstLines(res.Stderr, 20))), ExitCode: res.ExitCode}
+			}
+			return nil
+		},
+		StartError: startError,
 	}
-	return backend.Watch(p, func(*procgroup.Result) []string { return r.end(ctx) }, nil), nil
 }
 
 // Args returns the complete command line Run would execute for req:

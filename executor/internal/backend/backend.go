@@ -18,8 +18,14 @@
 //     blocking gaps; best effort notes them for Describe.
 //  5. Guard and BeginGuard: the protected-path guard of the request's
 //     protect rules over the plan's writable trees.
-//  6. Start (the backend's): the process, its group, cgroup, namespaces,
-//     network proxy session.
+//  6. Start: the process, its group, cgroup, namespaces, network proxy
+//     session. A backend whose sandbox is a process group on this host
+//     (bwrap, landlock, seatbelt) prepares a Command — the process spec
+//     and hooks saying how to let go of what only the start needed, how
+//     to end, and how to judge the outcome — and Command.Run or
+//     Command.Start drive steps 6 and 7 for it. docker and kubernetes
+//     start in a container or pod through their engine's API and end it
+//     with their own watchdog.
 //  7. End: the backend kills what is left of the command, then the
 //     guard's End repairs and reports; Watch turns a background process
 //     into an executor.Process whose Done follows that end, and Result
