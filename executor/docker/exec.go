@@ -314,66 +314,14 @@ func (x *Executor) exec(ctx context.Context, b *box, req *executor.Request, dir 
 		ctl.flush()
 	}()
 
-	var timer <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
-	}
-	var (
-		exited   = ctl.exitCh
-		delay    <-chan time.Time
-		killDone chan error
-		deadline <-chan time.Time
-		done     = cancel
-		cut      bool // the stream was closed after the wait delay
-	)
-	end := func(why string) {
-		if out.ended != "" {
-			return
-		}
-		out.ended = why
-		killDone = make(chan error, 1)
-		go func() { killDone <- x.killTree(b, ctl) }()
-		timer, done, kill = nil, nil, nil
-	}
-loop:
-	for {
-		select {
-		case <-copied:
-			break loop
-		case <-exited:
-			exited = nil
-			delay = time.After(x.cfg.waitDelay())
-		case <-delay:
-			// The shell has exited, but something that left its session
-			// keeps the output open: stop reading.
-			delay, cut = nil, true
-			hj.Close()
-		case <-timer:
-			end(endTimeout)
-		case <-done:
-			end(endCancel)
-		case <-kill:
-			end(endKill)
-		case err := <-killDone:
-			killDone = nil
-			if err != nil {
-				out.notes = append(out.notes, x.breakBox(b, "killing the command's processes failed: "+err.Error()))
-			}
-			deadline = time.After(killWait)
-		case <-deadline:
-			deadline = nil
-			out.notes = append(out.notes, x.breakBox(b, "the command's output stayed open after its processes were killed"))
-			hj.Close()
-		}
-	}
+	cut := x.watch(b, &watchdog{
+		streams: copied,
+		exited:  ctl.exitCh,
+		kill:    func() error { return x.killTree(b, ctl) },
+		cut:     func() { hj.Close() },
+		close:   func() { hj.Close() },
+	}, out, timeout, cancel, kill)
 	hj.Close()
-	if killDone != nil {
-		if err := <-killDone; err != nil {
-			out.notes = append(out.notes, x.breakBox(b, "killing the command's processes failed: "+err.Error()))
-		}
-	}
 	out.duration = time.Since(began)
 	out.status, out.trailer = ctl.exitStatus()
 	out.started = ctl.wrapperPid() > 0

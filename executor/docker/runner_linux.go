@@ -366,9 +366,15 @@ func (x *Executor) fastExec(ctx context.Context, b *box, req *executor.Request, 
 	wg.Add(2)
 	go copyTo(stdout, outF)
 	go copyTo(stderr, errF)
-	var pidSeen, exitSeen = make(chan int, 1), make(chan int, 1)
-	var nodir bool
-	ctlDone := make(chan struct{})
+	// The control reader records the first of each report (a command
+	// could open the FIFO and write more) and closes pidSeen and
+	// exitSeen when it does; the values are read after those close.
+	var (
+		pid, status       int
+		pidSeen, exitSeen = make(chan struct{}), make(chan struct{})
+		nodir             bool
+		ctlDone           = make(chan struct{})
+	)
 	go func() {
 		defer close(ctlDone)
 		br := bufio.NewReader(io.LimitReader(ctl.r, 4096))
@@ -376,21 +382,15 @@ func (x *Executor) fastExec(ctx context.Context, b *box, req *executor.Request, 
 			line, err := br.ReadString('\n')
 			f := strings.Fields(line)
 			switch {
-			// Only the first of each counts (a command could open the
-			// FIFO and write more).
-			case len(f) == 2 && f[0] == "pid":
+			case len(f) == 2 && f[0] == "pid" && !closed(pidSeen):
 				if n, err := strconv.Atoi(f[1]); err == nil {
-					select {
-					case pidSeen <- n:
-					default:
-					}
+					pid = n
+					close(pidSeen)
 				}
-			case len(f) == 2 && f[0] == "exit":
+			case len(f) == 2 && f[0] == "exit" && !closed(exitSeen):
 				if n, err := strconv.Atoi(f[1]); err == nil {
-					select {
-					case exitSeen <- n:
-					default:
-					}
+					status = n
+					close(exitSeen)
 				}
 			case len(f) == 1 && f[0] == "nodir":
 				nodir = true
@@ -407,112 +407,49 @@ func (x *Executor) fastExec(ctx context.Context, b *box, req *executor.Request, 
 		close(streams)
 	}()
 
-	var timer <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
-		defer t.Stop()
-		timer = t.C
-	}
 	startTimer := time.NewTimer(runnerStartWait)
 	defer startTimer.Stop()
-	var (
-		pid      int
-		pidCh    = pidSeen
-		exitCh   = exitSeen
-		delay    <-chan time.Time
-		killDone chan error
-		deadline <-chan time.Time
-		startBy  = startTimer.C
-		cut      bool
-	)
-	ended := func(why string) {
-		if out.ended != "" {
-			return
-		}
-		out.ended = why
-		timer, cancel, kill = nil, nil, nil
-		if pid > 0 {
-			killDone = make(chan error, 1)
-			go func() { killDone <- x.killPid(b, pid) }()
-		}
-	}
-loop:
-	for {
-		select {
-		case <-streams:
-			break loop
-		case pid = <-pidCh:
+	cut := x.watch(b, &watchdog{
+		streams: streams,
+		exited:  exitSeen,
+		started: pidSeen,
+		startBy: startTimer.C,
+		onStarted: func() {
 			started()
-			pidCh, startBy = nil, nil
 			ctl.release()
 			outF.release()
 			errF.release()
 			out.started = true
-			if out.ended != "" && killDone == nil {
-				killDone = make(chan error, 1)
-				go func() { killDone <- x.killPid(b, pid) }()
-			}
-		case s := <-exitCh:
-			exitCh = nil
-			out.status, out.trailer = s, true
-			delay = time.After(x.cfg.waitDelay())
-		case <-delay:
-			// The shell has exited, but something that left its session
-			// keeps the output open: stop reading.
-			delay, cut = nil, true
-			for _, f := range fifos {
-				f.r.Close()
-			}
-		case <-startBy:
+		},
+		onStartLost: func() {
 			// The runner never took the request (it is gone, or cannot
 			// fork): give up on it.
 			started()
-			startBy = nil
 			out.notes = append(out.notes, "the session's command runner did not start the command")
 			r.close()
 			for _, f := range fifos {
 				f.release()
 			}
-		case <-timer:
-			ended(endTimeout)
-		case <-cancel:
-			ended(endCancel)
-		case <-kill:
-			ended(endKill)
-		case err := <-killDone:
-			killDone = nil
-			if err != nil {
-				out.notes = append(out.notes, x.breakBox(b, "killing the command's processes failed: "+err.Error()))
+		},
+		kill: func() error { return x.killPid(b, pid) },
+		cut: func() {
+			for _, f := range fifos {
+				f.r.Close()
 			}
-			deadline = time.After(killWait)
-		case <-deadline:
-			deadline = nil
-			out.notes = append(out.notes, x.breakBox(b, "the command's output stayed open after its processes were killed"))
+		},
+		close: func() {
 			for _, f := range fifos {
 				f.close()
 			}
-		}
+		},
+	}, out, timeout, cancel, kill)
+	// The control reader has returned (streams closed after it): its
+	// reports are all in.
+	if closed(exitSeen) {
+		out.status, out.trailer = status, true
 	}
-	// The control reader sends before it closes ctlDone (and so streams):
-	// a report the select above did not take yet is buffered, not lost.
-	if exitCh != nil {
-		select {
-		case s := <-exitCh:
-			out.status, out.trailer = s, true
-		default:
-		}
-	}
-	if pidCh != nil {
-		select {
-		case pid = <-pidCh:
-			out.started = true
-		default:
-		}
-	}
-	if killDone != nil {
-		if err := <-killDone; err != nil {
-			out.notes = append(out.notes, x.breakBox(b, "killing the command's processes failed: "+err.Error()))
-		}
+	if closed(pidSeen) {
+		out.started = true
 	}
 	out.duration = time.Since(began)
 	if !out.started && out.ended == "" {
@@ -539,6 +476,16 @@ loop:
 		}
 	}
 	return out, nil
+}
+
+// closed reports whether ch is closed.
+func closed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }
 
 // request registers a request of b's runner whose control FIFO is ctl
