@@ -133,7 +133,9 @@
 // executor's post-command scan covers them). Placeholders are empty
 // directories; mount runtimes create their mount points on the host
 // (Profile.MountPoints): the backend removes them after the command, and
-// never while another sandbox still uses them.
+// never while another sandbox still uses them. Those live in the
+// deriving process are an input (Deriver.DeriveWith): each is derived as
+// the placeholder it stands for, not as the empty directory it is.
 //
 // The root is masked when a grant containing it (write outside allowed,
 // writes inside denied) gives an op the root's own default does not.

@@ -34,7 +34,10 @@ type deriveOptions struct {
 	hostSystem bool
 	kubeImage  string
 	kubeClaim  string
-	json       bool
+	// kubeCluster explains with the kubernetes executor of the
+	// configured cluster.
+	kubeCluster bool
+	json        bool
 }
 
 func (a *app) deriveCommand() *cobra.Command {
@@ -79,6 +82,7 @@ Exit status: 0 rendered; 2 usage or setup error.`,
 	f.BoolVar(&o.hostSystem, "host-system", false, "docker: bind the host's System paths read-only (the backend's host mode, an empty image)")
 	f.StringVar(&o.kubeImage, "kube-image", "IMAGE", "kubernetes: the session pod's image")
 	f.StringVar(&o.kubeClaim, "kube-claim", "", "kubernetes: a PersistentVolumeClaim holding the root (default: hostPath volumes)")
+	f.BoolVar(&o.kubeCluster, "kube-cluster", false, "kubernetes: ask the kubernetes executor connected to the configured cluster (KUBECONFIG) for the pod Run creates")
 	f.BoolVar(&o.json, "json", false, "print the profile, the rendering and the fidelity report as JSON")
 	return cmd
 }
@@ -199,12 +203,27 @@ type DockerMount struct {
 	TmpfsMode            string `json:"tmpfs_mode,omitempty"`
 }
 
+// explainKubernetes returns the kubernetes executor's Explain for the
+// workspace, with the executor connected to the configured cluster
+// (best effort, so that Blocking shows what strict mode refuses).
+func explainKubernetes(ws *workspaceSpec, cwd string, grants []policy.Grant, image, claim string) (*policyderive.PodRendering, *policyderive.Fidelity, error) {
+	x, err := kubernetes.New(kubernetes.Config{Image: image, Claim: claim, BestEffort: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer x.Close()
+	return x.Explain(context.Background(), &executor.Request{Command: "true", Root: ws.root, Home: ws.home, Dir: cwd, Policy: ws.policy, Grants: grants})
+}
+
 // KubernetesRendering is the kubernetes executor's session pod (as the
 // Job's pod template holds it) and NetworkPolicy, also as YAML. Strict
 // mode is decided by the sandbox layer inside the pod (the landlock
 // rendering of the same profile), whose blocking elements Blocking
 // lists; the pod layer's looser elements are closed there.
 type KubernetesRendering struct {
+	// Source is "executor" (--kube-cluster: the kubernetes executor's
+	// Explain, the pod Run creates) or "renderer".
+	Source        string                          `json:"source"`
 	Pod           *corev1.PodSpec                 `json:"pod"`
 	NetworkPolicy *networkingv1.NetworkPolicySpec `json:"network_policy,omitempty"`
 	YAML          string                          `json:"yaml"`
@@ -346,14 +365,22 @@ func (a *app) derive(o *deriveOptions) error {
 		}
 		rep.Docker, rep.Fidelity = &DockerRendering{Source: "renderer", HostSystem: o.hostSystem, Mounts: ms}, fid
 	case "kubernetes":
-		labels := map[string]string{kubernetes.LabelSession: "SESSION"}
+		labels := map[string]string{kubernetes.LabelSession: kubernetes.SessionShown}
+		src := "renderer"
 		r, fid := policyderive.PodSpec(policyderive.ImageProfile(pr, ws.policy),
 			kubernetes.PodOptions(kubernetes.Config{Image: o.kubeImage, Claim: o.kubeClaim}, int64(os.Getuid()), int64(os.Getgid()), labels))
-		y, err := r.YAML("SESSION", "", labels)
+		if o.kubeCluster {
+			xr, xfid, err := explainKubernetes(ws, cwd, grants, o.kubeImage, o.kubeClaim)
+			if err != nil {
+				return setupError(fmt.Errorf("derive: --kube-cluster: %w", err))
+			}
+			src, r, fid = "executor", xr, xfid
+		}
+		y, err := r.YAML(kubernetes.SessionShown, "", labels)
 		if err != nil {
 			return setupError(fmt.Errorf("derive: %w", err))
 		}
-		rep.Kubernetes, rep.Fidelity = &KubernetesRendering{Pod: &r.Pod, NetworkPolicy: r.NetworkPolicy, YAML: string(y)}, fid
+		rep.Kubernetes, rep.Fidelity = &KubernetesRendering{Source: src, Pod: &r.Pod, NetworkPolicy: r.NetworkPolicy, YAML: string(y)}, fid
 	}
 	rep.Blocking = rep.Fidelity.Blocking()
 	if rep.Kubernetes != nil {

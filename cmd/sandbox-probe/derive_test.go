@@ -14,6 +14,7 @@ import (
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/bwrap"
+	"github.com/cordon-sandbox/cordon/executor/kubernetes"
 	"github.com/cordon-sandbox/cordon/executor/landlock"
 	"github.com/cordon-sandbox/cordon/internal/testenv"
 	"github.com/cordon-sandbox/cordon/policyderive"
@@ -119,6 +120,22 @@ func TestDeriveShowsWhatRunEnforces(t *testing.T) {
 		assert.Equal(t, asJSON(dr), out["docker"], "the executor's mounts, network and seccomp")
 		assert.Equal(t, asJSON(fid), out["fidelity"], "the executor's fidelity")
 		assert.NotEmpty(t, rep.Docker.EngineMounts)
+	})
+	t.Run("kubernetes", func(t *testing.T) {
+		kc, image, _ := testenv.Kube()
+		testenv.Require(t, testenv.Kubernetes, kc != "" && image != "", "KUBECONFIG and CORDON_KUBE_IMAGE are not set (scripts/kube.sh up)")
+		out, _ := derive(t, "kubernetes", "--kube-cluster", "--kube-image", image)
+		var kr KubernetesRendering
+		require.NoError(t, json.Unmarshal([]byte(out["kubernetes"]), &kr))
+		require.Equal(t, "executor", kr.Source)
+		x, err := kubernetes.New(kubernetes.Config{Kubeconfig: kc, Image: image, BestEffort: true})
+		require.NoError(t, err)
+		defer x.Close()
+		r, fid, err := x.Explain(context.Background(), req("true"))
+		require.NoError(t, err)
+		assert.Equal(t, asJSON(r.Pod), asJSON(kr.Pod), "the executor's pod")
+		assert.Equal(t, asJSON(r.NetworkPolicy), asJSON(kr.NetworkPolicy), "the executor's NetworkPolicy")
+		assert.Equal(t, asJSON(fid), out["fidelity"], "the executor's fidelity")
 	})
 }
 

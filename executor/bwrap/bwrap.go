@@ -81,8 +81,8 @@ type Executor struct {
 	argsInline bool
 	// beforeStart, when set (tests), runs between planning and the start.
 	beforeStart func()
-	// derive is x.deriver.DeriveCompiled (tests substitute a stale profile).
-	derive func(ctx context.Context, pc *policy.Checker, cwd string, grants []policy.Grant) (*policyderive.Profile, error)
+	// derive is x.deriver.DeriveWith (tests substitute a stale profile).
+	derive func(ctx context.Context, pc *policy.Checker, cwd string, grants []policy.Grant, mounts []policyderive.Mask) (*policyderive.Profile, error)
 }
 
 var (
@@ -126,7 +126,7 @@ func New(cfg Config) (*Executor, error) {
 		net:      netallow.NewGate(cfg.Logger),
 		closed:   make(chan struct{}),
 	}
-	x.derive = x.deriver.DeriveCompiled
+	x.derive = x.deriver.DeriveWith
 	for _, b := range cfg.ExtraBinds {
 		p := filepath.Clean(b.Path)
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -606,8 +606,8 @@ func awaitExit(pid int, d time.Duration) {
 	}
 }
 
-// plan derives the request's profile, adjusts it to the placeholder
-// mount points live in this process, renders it (cached by key) and
+// plan derives the request's profile, the placeholder mount points live
+// in this process an input of the derivation, renders it (cached by key) and
 // decides which options to leave out of this start; it registers the
 // placeholders the start uses. When an option must be left out because a
 // path vanished since the derivation, it derives once more, so the
@@ -619,12 +619,15 @@ func (x *Executor) plan(ctx context.Context, req *executor.Request) (*policyderi
 		return nil, nil, nil, nil, fmt.Errorf("bwrap executor: %w", err)
 	}
 	for attempt := 0; ; attempt++ {
-		pr, err := x.derive(ctx, pc, req.Dir, grants)
+		// The live placeholder mount points are an input of the
+		// derivation; Derive returns with the registry locked (the set
+		// unchanged) until the placeholders are acquired.
+		pr, err := backend.Default.Derive(func(live []policyderive.Mask) (*policyderive.Profile, error) {
+			return x.derive(ctx, pc, req.Dir, grants, live)
+		})
 		if err != nil {
 			return nil, nil, nil, nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 		}
-		backend.Default.Lock()
-		pr = backend.Default.Over(pr)
 		pl, err := x.planFor(pr)
 		if err != nil {
 			backend.Default.Unlock()
@@ -758,7 +761,8 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	if err != nil {
 		return nil, fmt.Errorf("bwrap executor: %w", err)
 	}
-	pr, err := x.derive(ctx, pc, req.Dir, x.grantsFor(req))
+	live, _ := backend.Default.Live()
+	pr, err := x.derive(ctx, pc, req.Dir, x.grantsFor(req), live)
 	if err != nil {
 		return nil, fmt.Errorf("bwrap executor: deriving the profile: %w", err)
 	}

@@ -58,7 +58,7 @@ func TestStaleMaskNotCreated(t *testing.T) {
 	require.NoError(t, os.Remove(env))
 
 	derives := 0
-	x.derive = func(context.Context, *policy.Checker, string, []policy.Grant) (*policyderive.Profile, error) {
+	x.derive = func(context.Context, *policy.Checker, string, []policy.Grant, []policyderive.Mask) (*policyderive.Profile, error) {
 		derives++
 		return stale, nil
 	}
@@ -164,9 +164,10 @@ func TestUnknownOption(t *testing.T) {
 	assert.ErrorAs(t, err, &ue, "a missing operand")
 }
 
-// TestOverMountPoints checks that a profile derived while a placeholder
-// mount point of this process existed gets the placeholder back instead
-// of masks and pins inside it.
+// TestOverMountPoints checks that a derivation given the placeholder
+// mount points live in this process (DeriveWith) derives one that exists
+// as the placeholder instead of masking and pinning inside it. Twin: the
+// same derivation without them sees the mount point's empty directory.
 func TestOverMountPoints(t *testing.T) {
 	root := testRoot(t)
 	p := policy.Coding.Policy()
@@ -176,25 +177,32 @@ func TestOverMountPoints(t *testing.T) {
 	require.Len(t, ph, 1)
 	git := ph[0].Path
 
+	_, gen0 := backend.Default.Live()
 	backend.Default.Lock()
 	backend.Default.Acquire(ph) // .git does not exist: "created" by this process
 	backend.Default.Unlock()
 	require.NoError(t, os.Mkdir(git, 0o755)) // what bwrap does
-	seen, err := policyderive.Derive(p, root, "", root, nil)
-	require.NoError(t, err)
-	assert.NotEqual(t, fresh.Key(), seen.Key(), "control: the mount point changes the derivation")
+	live, gen := backend.Default.Live()
+	assert.NotEqual(t, gen0, gen, "a new live mount point is a new generation")
+	assert.Equal(t, ph, live)
 
-	backend.Default.Lock()
-	got := backend.Default.Over(seen)
-	backend.Default.Unlock()
+	pc, err := policy.NewChecker(p, root, "")
+	require.NoError(t, err)
+	d := policyderive.NewDeriver(policyderive.Options{})
+	seen, err := d.DeriveWith(context.Background(), pc, root, nil, nil)
+	require.NoError(t, err)
+	assert.NotEqual(t, fresh.Key(), seen.Key(), "control: the mount point changes a derivation that is not told")
+	got, err := d.DeriveWith(context.Background(), pc, root, nil, live)
+	require.NoError(t, err)
 	assert.Equal(t, fresh.Masks, got.Masks)
 	assert.Equal(t, fresh.Pinned, got.Pinned)
+	assert.Equal(t, fresh.Key(), got.Key())
 
 	assert.Empty(t, backend.Default.Release(ph))
 	assert.NoDirExists(t, git, "the last user removes what this process created")
-	backend.Default.Lock()
-	assert.Same(t, seen, backend.Default.Over(seen), "nothing live: unchanged")
-	backend.Default.Unlock()
+	live, gen2 := backend.Default.Live()
+	assert.Empty(t, live)
+	assert.NotEqual(t, gen, gen2)
 }
 
 // TestDiagnoseUserns checks the cause named for failing user namespaces,

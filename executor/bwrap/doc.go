@@ -134,12 +134,18 @@
 // count removes it (rmdir, without following symbolic links) when the
 // last sandbox of this process using it has ended, and only if this
 // process created it, so a directory someone filled meanwhile stays.
-// A profile derived while the mount point existed (a concurrent command,
-// a background process) would see an empty .git and mask inside it; it
-// gets the same placeholder instead, so concurrent sandboxes share one
-// mount point. Remaining: another process (not this one) running a
-// sandbox on the same workspace is not counted, and a path removed in
-// the microseconds between the check and bwrap's mount is created.
+// The live mount points are an input of the derivation
+// (policyderive.Deriver.DeriveWith): a derivation while the mount point
+// exists (a concurrent command, a background process) would see an empty
+// .git and mask inside it; it derives the same placeholder instead, so
+// concurrent sandboxes share one mount point, and it derives again when
+// the set changed before its placeholders are acquired. A path removed
+// in the instant between the check and bwrap's mount makes bwrap fail
+// its setup when it lies in a read-only bind (a socket under /run in
+// trusted mode): Run then plans and starts once more from the tree as
+// it is (Start reports the failure). Remaining: in a writable bind bwrap
+// creates such a path, and another process (not this one) running a
+// sandbox on the same workspace is not counted.
 //
 // # What is enforced
 //

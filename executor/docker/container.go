@@ -98,9 +98,6 @@ type devIno struct{ dev, ino uint64 }
 
 // specFor renders pr as a container spec.
 func (x *Executor) specFor(pr *policyderive.Profile, p *policy.Policy) (*spec, error) {
-	backend.Default.Lock()
-	pr = backend.Default.Over(pr)
-	backend.Default.Unlock()
 	rendered := pr
 	if !x.host {
 		rendered = policyderive.ImageProfile(pr, p)

@@ -422,7 +422,7 @@ func (x *Executor) isClosed() error {
 // then leaves out what vanished again.
 func (x *Executor) specRequest(ctx context.Context, req *executor.Request, dir string) (*policyderive.Profile, *spec, error) {
 	for attempt := 0; ; attempt++ {
-		pr, err := backend.Derive(ctx, x.deriver, req, dir, req.Grants)
+		pr, _, err := backend.DeriveLive(ctx, x.deriver, req, dir, req.Grants)
 		if err != nil {
 			return nil, nil, fmt.Errorf("docker executor: deriving the profile: %w", err)
 		}

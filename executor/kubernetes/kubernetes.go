@@ -284,15 +284,28 @@ func (x *Executor) Close() error {
 	return errors.Join(errs...)
 }
 
-// Render derives the pod rendering of a request, as the first command of
-// a session would create it (sandbox-probe derive --backend kubernetes).
-func (x *Executor) Render(ctx context.Context, req *executor.Request) (*policyderive.PodRendering, *policyderive.Fidelity, error) {
-	pr, err := backend.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
+// Explain returns the session pod (with its NetworkPolicy) and the
+// fidelity report of the plan Run enforces for req, as the first command
+// of a new session would create it, named "SESSION": the same admission
+// (strict mode's refusal of an allow-list included), derivation, live
+// placeholder mount points and rendering as Run, without creating
+// anything (sandbox-probe derive --backend kubernetes --kube-cluster).
+func (x *Executor) Explain(ctx context.Context, req *executor.Request) (*policyderive.PodRendering, *policyderive.Fidelity, error) {
+	pr, _, err := x.derive(ctx, req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
+		return nil, nil, err
 	}
-	r, f := policyderive.PodSpec(policyderive.ImageProfile(pr, req.Policy), x.podOptions("SESSION"))
+	r, f := x.render(pr, req, SessionShown)
 	return r, f, nil
+}
+
+// SessionShown is the session name Explain renders with.
+const SessionShown = "SESSION"
+
+// render is the pod rendering of a request derived as pr, for the
+// session name.
+func (x *Executor) render(pr *policyderive.Profile, req *executor.Request, name string) (*policyderive.PodRendering, *policyderive.Fidelity) {
+	return policyderive.PodSpec(policyderive.ImageProfile(pr, req.Policy), x.podOptions(name))
 }
 
 func (x *Executor) podOptions(session string) policyderive.PodOptions {
@@ -335,7 +348,7 @@ func digest(r *policyderive.PodRendering) string {
 // Before a command starts while others run it repairs what they changed,
 // and the request is derived again.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session, *backend.Guarded, error) {
-	pr, err := x.derive(ctx, req)
+	pr, gen, err := x.derive(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -348,12 +361,12 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 		return nil, nil, err
 	}
 	if w.Repaired() {
-		if pr, err = x.derive(ctx, req); err != nil {
+		if pr, gen, err = x.derive(ctx, req); err != nil {
 			w.End(ctx)
 			return nil, nil, err
 		}
 	}
-	s, err := x.session(ctx, req, pr)
+	s, err := x.session(ctx, req, pr, gen)
 	if err != nil {
 		w.End(ctx)
 		return nil, nil, err
@@ -371,35 +384,56 @@ func (x *Executor) isClosed() error {
 	return nil
 }
 
-// derive validates and derives a request.
-func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, error) {
+// derive validates and derives a request, with the placeholder mount
+// points live in this process as an input; it returns the registry
+// generation the profile is current for (see session).
+func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, uint64, error) {
 	req, err := backend.Admit(ctx, req, x.isClosed)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if req.Policy.Network == policy.NetworkAllowList && !x.cfg.BestEffort {
-		return nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
+		return nil, 0, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
 			Reason: "the kubernetes executor has no allow-list proxy in the pod yet: network allow-lists are refused (best effort runs with network none)"}}}
 	}
-	pr, err := backend.Derive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
+	pr, gen, err := backend.DeriveLive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
+		return nil, 0, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
 	}
+	return noAllowList(pr), gen, nil
+}
+
+// noAllowList is pr with an allow-list run as network none (best effort;
+// strict mode refused it).
+func noAllowList(pr *policyderive.Profile) *policyderive.Profile {
 	if pr.Network == policy.NetworkAllowList {
 		pr.Network = policy.NetworkNone
 	}
-	return pr, nil
+	return pr
 }
 
 // session returns the session a request derived as pr runs in, counted
 // as running until done is called.
-func (x *Executor) session(ctx context.Context, req *executor.Request, pr *policyderive.Profile) (*session, error) {
-	// Placeholder mount points the runtime creates on the node (an
-	// empty read-only .git in a fresh root) are shared with the other
-	// sandboxes of this process and removed by the last (see package
-	// mountpoints); a derivation sees the live ones as placeholders.
+//
+// Placeholder mount points the runtime creates on the node (an empty
+// read-only .git in a fresh root) are shared with the other sandboxes of
+// this process and removed by the last; the live ones are an input of
+// the derivation. When they changed since pr was derived (gen), the
+// request is derived again with the registry locked, so that the
+// placeholders acquired are those of the profile that runs.
+func (x *Executor) session(ctx context.Context, req *executor.Request, pr *policyderive.Profile, gen uint64) (*session, error) {
 	backend.Default.Lock()
-	pr = backend.Default.Over(pr)
+	if live, ok := backend.Default.Current(gen); !ok {
+		pc, err := req.Compiled()
+		if err == nil {
+			pr, err = x.deriver.DeriveWith(ctx, pc, cmp.Or(req.Dir, req.Root), req.Grants, live)
+		}
+		if err != nil {
+			backend.Default.Unlock()
+			return nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
+		}
+		pr = noAllowList(pr)
+	}
 	x.mu.Lock()
 	if x.closed {
 		x.mu.Unlock()
@@ -409,7 +443,7 @@ func (x *Executor) session(ctx context.Context, req *executor.Request, pr *polic
 	// The name the session gets if this rendering makes a new one (the
 	// digest leaves names out).
 	name := fmt.Sprintf("cordon-%s-%d", x.id, x.seq+1)
-	r, _ := policyderive.PodSpec(policyderive.ImageProfile(pr, req.Policy), x.podOptions(name))
+	r, _ := x.render(pr, req, name)
 	d := digest(r)
 	if s := x.current; s != nil && s.digest == d && s.alive() {
 		s.running++

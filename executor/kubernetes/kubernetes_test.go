@@ -3,12 +3,16 @@
 package kubernetes_test
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -450,4 +454,92 @@ func TestGuardAcrossSessions(t *testing.T) {
 	t.Logf("background command: violations %q", ra.Violations)
 	_, err = os.Stat(planted)
 	assert.ErrorIs(t, err, os.ErrNotExist, "d/.envrc planted by a sandboxed command is on the host after the commands ended")
+}
+
+// TestExplainIsRun: the pod and NetworkPolicy Explain shows are those
+// Run creates, read back from the API server: every field of the
+// explanation (the session name aside) is in the running pod's spec with
+// the same value, lists element for element; the API server only adds
+// its defaults. Twin: a field the pod does not have makes the check fail.
+func TestExplainIsRun(t *testing.T) {
+	cfg := kubeConfig(t)
+	x := newExecutor(t, cfg)
+	root := workspace(t)
+	req := request(root, "true")
+	req.Policy.DeniedPaths = []string{".env*"}
+	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), []byte("SECRET=1\n"), 0o600))
+	r, fid, err := x.Explain(t.Context(), req)
+	require.NoError(t, err)
+	require.NotNil(t, fid)
+	require.NotNil(t, r.NetworkPolicy, "network none has a NetworkPolicy")
+	assert.Empty(t, x.PodName(), "Explain creates nothing")
+
+	res, err := x.Run(t.Context(), req)
+	require.NoError(t, err)
+	require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+	cs := client(t, cfg)
+	pod, err := cs.CoreV1().Pods(x.Namespace()).Get(t.Context(), x.PodName(), metav1.GetOptions{})
+	require.NoError(t, err)
+	session := pod.Labels[kubernetes.LabelSession]
+	require.NotEmpty(t, session)
+	np, err := cs.NetworkingV1().NetworkPolicies(x.Namespace()).Get(t.Context(), session, metav1.GetOptions{})
+	require.NoError(t, err)
+
+	named := func(v any) any {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		b = bytes.ReplaceAll(b, []byte(kubernetes.SessionShown), []byte(session))
+		var out any
+		require.NoError(t, json.Unmarshal(b, &out))
+		return out
+	}
+	shown, running := named(r.Pod), named(pod.Spec)
+	assert.Empty(t, notIn(shown, running, "pod"), "the explained pod is the running pod")
+	wantNP := *r.NetworkPolicy
+	wantNP.PodSelector = np.Spec.PodSelector // set per session at creation
+	assert.Empty(t, notIn(named(wantNP), named(np.Spec), "networkpolicy"))
+	var hasMask bool
+	for _, c := range pod.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			hasMask = hasMask || m.MountPath == filepath.Join(root, ".env")
+		}
+	}
+	assert.True(t, hasMask, "control: the running pod masks .env")
+
+	// Twin: the check sees a field the running pod lacks.
+	m := shown.(map[string]any)
+	m["hostPID"] = true
+	assert.NotEmpty(t, notIn(m, running, "pod"))
+}
+
+// notIn returns the paths of want's values that got lacks or holds with
+// another value; lists must have the same length.
+func notIn(want, got any, path string) []string {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return []string{path}
+		}
+		var out []string
+		for k, v := range w {
+			out = append(out, notIn(v, g[k], path+"."+k)...)
+		}
+		return out
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return []string{fmt.Sprintf("%s (length %d, running %v)", path, len(w), got)}
+		}
+		var out []string
+		for i := range w {
+			out = append(out, notIn(w[i], g[i], fmt.Sprintf("%s[%d]", path, i))...)
+		}
+		return out
+	default:
+		if !reflect.DeepEqual(want, got) {
+			return []string{fmt.Sprintf("%s: explained %v, running %v", path, want, got)}
+		}
+		return nil
+	}
 }

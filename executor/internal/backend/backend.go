@@ -9,6 +9,11 @@
 //  2. Derive: the profile, from the request's compiled policy
 //     (executor.Request.Checker; nothing is compiled per command) and
 //     the backend's policyderive.Deriver with its injected ScanCache.
+//     The host state derivation depends on is passed in, never patched
+//     onto its output: the tree itself, and for the mount-based
+//     backends the placeholder mount points live in this process
+//     (Registry.Derive, DeriveLive: derived again when that set changed
+//     meanwhile).
 //  3. Plan (the backend's): the profile rendered for the backend and
 //     assessed on this host — one fidelity report, the backend's
 //     mitigations and gaps included — cached by the profile's key. The

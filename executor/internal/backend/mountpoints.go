@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policyderive"
 )
 
@@ -20,19 +19,21 @@ import (
 // — and only if this process created it: removing a mount point while
 // another sandbox still uses it would detach that sandbox's mount.
 //
-// While a mount point exists, a derivation sees it as an empty directory
-// and would mask and pin paths inside it (creating more mount points
-// there, which the protected-path guard would then take for planted
-// .git/hooks). Over gives such a profile the placeholder itself instead,
-// so concurrent and successive sandboxes share one mount point and see
-// the same thing.
+// The live mount points are an input of derivation (Live, then
+// policyderive.Deriver.DeriveWith): while a mount point exists, a
+// derivation would otherwise see it as an empty directory and mask and
+// pin paths inside it. Derive runs that derivation, and again when the
+// set changed meanwhile (Gen), so that the profile a sandbox starts from
+// matches the registry it acquires its placeholders in.
 
 // Registry counts the users of placeholder mount points. The zero value
-// is not usable: call New. Lock it around Over and Acquire (with the
-// start that uses the result); Release and InUse lock it themselves.
+// is not usable: call New. Lock it around the check of Gen and Acquire
+// (with the start that uses the result); Live, Release and InUse lock it
+// themselves.
 type Registry struct {
 	sync.Mutex
-	m map[string]*entry
+	m   map[string]*entry
+	gen uint64
 }
 
 type entry struct {
@@ -58,49 +59,71 @@ func (r *Registry) InUse(p string) bool {
 	return e != nil && e.users > 0
 }
 
-// Over returns pr with every live mount point created by this process
-// that pr masks or pins inside (because it was derived while the mount
-// point existed) replaced by the placeholder mask it stands for. The
-// caller holds r.
-func (r *Registry) Over(pr *policyderive.Profile) *policyderive.Profile {
-	var hits []policyderive.Mask
-	for p, e := range r.m {
-		if !e.created || e.users == 0 || !writableBelow(pr, p) {
-			continue
-		}
-		// pr was derived while p existed: it masks or pins something at
-		// or in p other than the placeholder itself.
-		stale := slices.ContainsFunc(pr.Masks, func(m policyderive.Mask) bool {
-			return abspath.Within(m.Path, p) && (m.Path != p || m.Exists)
-		}) || slices.ContainsFunc(pr.Pinned, func(d string) bool { return abspath.Within(d, p) })
-		if stale {
-			hits = append(hits, e.mask)
-		}
-	}
-	if len(hits) == 0 {
-		return pr
-	}
-	q := *pr
-	q.Masks = slices.Clone(pr.Masks)
-	q.Pinned = slices.Clone(pr.Pinned)
-	q.Read = slices.Clone(pr.Read)
-	q.Write = slices.Clone(pr.Write)
-	for _, h := range hits {
-		q.Masks = slices.DeleteFunc(q.Masks, func(m policyderive.Mask) bool { return abspath.Within(m.Path, h.Path) })
-		q.Pinned = slices.DeleteFunc(q.Pinned, func(d string) bool { return abspath.Within(d, h.Path) })
-		q.Read = slices.DeleteFunc(q.Read, func(a policyderive.Access) bool { return abspath.Below(a.Path, h.Path) })
-		q.Write = slices.DeleteFunc(q.Write, func(a policyderive.Access) bool { return abspath.Below(a.Path, h.Path) })
-		q.Masks = append(q.Masks, h)
-	}
-	slices.SortFunc(q.Masks, func(a, b policyderive.Mask) int { return strings.Compare(a.Path, b.Path) })
-	return &q
+// Live returns the live mount points created by this process (each the
+// placeholder mask it stands for), the input of a derivation
+// (policyderive.Deriver.DeriveWith), and the registry's generation, which
+// changes whenever that set does.
+func (r *Registry) Live() ([]policyderive.Mask, uint64) {
+	r.Lock()
+	defer r.Unlock()
+	return r.live(), r.gen
 }
 
-// writableBelow reports whether p lies strictly inside a write grant of pr.
-func writableBelow(pr *policyderive.Profile, p string) bool {
-	return slices.ContainsFunc(pr.Write, func(a policyderive.Access) bool {
-		return a.Exists && a.Dir && a.Special == policyderive.SpecialNone && abspath.Below(p, a.Path)
-	})
+func (r *Registry) live() []policyderive.Mask {
+	var live []policyderive.Mask
+	for _, e := range r.m {
+		if e.created && e.users > 0 {
+			live = append(live, e.mask)
+		}
+	}
+	slices.SortFunc(live, func(a, b policyderive.Mask) int { return strings.Compare(a.Path, b.Path) })
+	return live
+}
+
+// Gen returns the registry's generation, which changes whenever the set
+// of live mount points does. The caller holds r.
+func (r *Registry) Gen() uint64 { return r.gen }
+
+// Current reports whether the live set is still that of generation gen;
+// when it is not, it returns the live set now, to derive again with. The
+// caller holds r.
+func (r *Registry) Current(gen uint64) ([]policyderive.Mask, bool) {
+	if r.gen == gen {
+		return nil, true
+	}
+	return r.live(), false
+}
+
+// maxDeriveAttempts bounds the derivations Derive runs unlocked.
+const maxDeriveAttempts = 3
+
+// Derive runs derive with the live mount points as input until the set
+// did not change while it ran, and returns its profile with r locked, so
+// that the caller acquires the placeholders it starts with against the
+// same set (then unlocks). After maxDeriveAttempts changed sets it
+// derives once more with r locked throughout. On an error r is not
+// locked.
+func (r *Registry) Derive(derive func(live []policyderive.Mask) (*policyderive.Profile, error)) (*policyderive.Profile, error) {
+	for attempt := 1; ; attempt++ {
+		if attempt > maxDeriveAttempts {
+			r.Lock()
+			pr, err := derive(r.live())
+			if err != nil {
+				r.Unlock()
+			}
+			return pr, err
+		}
+		live, gen := r.Live()
+		pr, err := derive(live)
+		if err != nil {
+			return nil, err
+		}
+		r.Lock()
+		if r.gen == gen {
+			return pr, nil
+		}
+		r.Unlock()
+	}
 }
 
 // Acquire registers the placeholders of one sandbox. A path that does not
@@ -113,6 +136,7 @@ func (r *Registry) Acquire(masks []policyderive.Mask) {
 			e = &entry{mask: m}
 			if _, err := os.Lstat(m.Path); errors.Is(err, fs.ErrNotExist) {
 				e.created = true
+				r.gen++
 			}
 			r.m[m.Path] = e
 		}
@@ -145,6 +169,7 @@ func (r *Registry) Release(masks []policyderive.Mask) []string {
 		if !e.created {
 			continue
 		}
+		r.gen++
 		if err := Remove(p); err != nil {
 			left = append(left, p+": "+err.Error())
 		}
