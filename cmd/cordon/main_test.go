@@ -327,6 +327,25 @@ func TestSignalsReap(t *testing.T) {
 	}
 }
 
+// TestSIGKILLReaps: cordon killed outright (no chance to clean up) leaves
+// no process of its sessions running: landlock's keeper kills the command
+// cgroups of the dead process. (The landlock package's
+// TestKeeperAfterSIGKILL has the twin without a keeper.)
+func TestSIGKILLReaps(t *testing.T) {
+	requireLandlock(t)
+	x, err := landlock.New(landlock.Config{})
+	require.NoError(t, err)
+	keeper := x.Describe(t.Context()).Info["keeper"]
+	x.Close()
+	testenv.Require(t, testenv.Landlock, strings.HasPrefix(keeper, "a keeper"), "landlock has no keeper here: "+keeper)
+	cmd, cs, pid, _ := spawnVia(t)
+	defer cs.Close()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	ws := waitExit(t, cmd)
+	require.True(t, ws.Signaled(), "control: cordon died of SIGKILL")
+	assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 20*time.Millisecond, "the session's process %d outlived cordon", pid)
+}
+
 // spawnSleep initializes the session on r and starts `sleep 1000` in the
 // background; it returns the process's pid.
 func spawnSleep(t *testing.T, r *rawServer) float64 {

@@ -211,6 +211,7 @@ func (x *Executor) relayBinary(exe string) (string, error) {
 // bwrap then tries to create in a read-only bind — Run plans once more
 // from the tree as it is now and starts again.
 func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	var prior []string // the failed setup's violations (repairs)
 	for attempt := 0; ; attempt++ {
 		r, err := x.prepare(ctx, req)
 		if err != nil {
@@ -223,7 +224,11 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 		var se *SetupError
 		if errors.As(err, &se) && attempt == 0 && r.vanished() && ctx.Err() == nil {
 			x.log.Debug("bwrap: setup failed on a destination that vanished; planning again", "err", err)
+			prior = r.notes
 			continue
+		}
+		if res != nil && len(prior) > 0 {
+			res.Violations = append(prior, res.Violations...)
 		}
 		return res, err
 	}

@@ -291,7 +291,7 @@ func (x *Executor) Close() error {
 // placeholder mount points and rendering as Run, without creating
 // anything (sandbox-probe derive --backend kubernetes --kube-cluster).
 func (x *Executor) Explain(ctx context.Context, req *executor.Request) (*policyderive.PodRendering, *policyderive.Fidelity, error) {
-	pr, _, err := x.derive(ctx, req)
+	pr, _, req, err := x.derive(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -348,7 +348,7 @@ func digest(r *policyderive.PodRendering) string {
 // Before a command starts while others run it repairs what they changed,
 // and the request is derived again.
 func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session, *backend.Guarded, error) {
-	pr, gen, err := x.derive(ctx, req)
+	pr, gen, req, err := x.derive(ctx, req)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -361,7 +361,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*session
 		return nil, nil, err
 	}
 	if w.Repaired() {
-		if pr, gen, err = x.derive(ctx, req); err != nil {
+		if pr, gen, req, err = x.derive(ctx, req); err != nil {
 			w.End(ctx)
 			return nil, nil, err
 		}
@@ -386,21 +386,22 @@ func (x *Executor) isClosed() error {
 
 // derive validates and derives a request, with the placeholder mount
 // points live in this process as an input; it returns the registry
-// generation the profile is current for (see session).
-func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, uint64, error) {
+// generation the profile is current for (see session) and the admitted
+// request (compiled: nothing compiles it again).
+func (x *Executor) derive(ctx context.Context, req *executor.Request) (*policyderive.Profile, uint64, *executor.Request, error) {
 	req, err := backend.Admit(ctx, req, x.isClosed)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, nil, err
 	}
 	if req.Policy.Network == policy.NetworkAllowList && !x.cfg.BestEffort {
-		return nil, 0, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
+		return nil, 0, nil, &executor.UnenforceableError{Backend: Backend, Gaps: []executor.Gap{{Control: executor.ControlNetAllowList,
 			Reason: "the kubernetes executor has no allow-list proxy in the pod yet: network allow-lists are refused (best effort runs with network none)"}}}
 	}
 	pr, gen, err := backend.DeriveLive(ctx, x.deriver, req, cmp.Or(req.Dir, req.Root), req.Grants)
 	if err != nil {
-		return nil, 0, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
+		return nil, 0, nil, fmt.Errorf("kubernetes executor: deriving the profile: %w", err)
 	}
-	return noAllowList(pr), gen, nil
+	return noAllowList(pr), gen, req, nil
 }
 
 // noAllowList is pr with an allow-list run as network none (best effort;

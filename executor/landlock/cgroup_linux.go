@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -99,19 +100,29 @@ var cgroupSeq atomic.Uint64
 // commandCgroup is the cgroup of one command.
 type commandCgroup struct{ dir string }
 
-// newCommandCgroup makes an empty cgroup for one command under base. Its
-// name carries random bytes besides the pid and a sequence number: a
+// keeperWarn logs a keeper that could not start, once.
+var keeperWarn sync.Once
+
+// newCommandCgroup makes an empty cgroup for one command under base, and
+// starts the keeper of this process's command cgroups the first time.
+// Its name carries this process's keeper token and random bytes besides
+// the pid and a sequence number: a
 // cgroup left behind by a process that was killed outright (it cannot
 // remove it) keeps its name, and a later process given the same pid would
 // otherwise collide with it and fail every command.
 func newCommandCgroup(base string) (*commandCgroup, error) {
+	if err := startKeeper(base); err != nil {
+		keeperWarn.Do(func() {
+			slog.Warn("landlock: no keeper: what is left of running commands outlives this process if it is killed", "err", err)
+		})
+	}
 	var err error
 	for range 4 {
 		var rnd [6]byte
 		if _, err = rand.Read(rnd[:]); err != nil {
 			return nil, fmt.Errorf("making the command's cgroup: %w", err)
 		}
-		dir := filepath.Join(base, "cordon-"+strconv.Itoa(os.Getpid())+"-"+strconv.FormatUint(cgroupSeq.Add(1), 10)+"-"+hex.EncodeToString(rnd[:]))
+		dir := filepath.Join(base, keeperPrefix()+strconv.FormatUint(cgroupSeq.Add(1), 10)+"-"+hex.EncodeToString(rnd[:]))
 		if err = os.Mkdir(dir, 0o755); err == nil {
 			return &commandCgroup{dir: dir}, nil
 		}

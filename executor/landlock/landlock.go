@@ -310,6 +310,9 @@ func (r *run) launch() *backend.Command {
 			r.x.rulesets.release(r.ref)
 			r.closeEnv()
 			if err != nil {
+				if r.statusR != nil {
+					r.statusR.Close()
+				}
 				return nil
 			}
 			return r.helperFailed()
@@ -712,8 +715,10 @@ func (x *Executor) describe() executor.Capabilities {
 	}
 	if x.feat.cgroup != "" {
 		caps.Info["cgroup"] = "each command runs in a cgroup of its own under " + x.feat.cgroup + ", killed with cgroup.kill when it ends (needs cgroup v2 with cgroup.kill, Linux ≥ 5.14, and the right to make child cgroups: root or a delegated subtree)"
+		caps.Info["keeper"] = "a keeper process (/bin/sh, started with the first command) kills every command cgroup of this process when this process ends without ending them (SIGKILL, a crash, exit with background commands running); commands cannot signal it (Landlock signal scoping, ABI 6)"
 	} else {
 		caps.Info["cgroup"] = "none: " + x.feat.cgroupWhy
+		caps.Info["keeper"] = "none (it needs the command cgroups): processes that left a command's tree outlive this process if it is killed"
 	}
 	if orphans.on.Load() {
 		caps.Info["reaper"] = "this process is a child subreaper (Config.ReapOrphans, Linux 3.4): processes that leave a command's tree are killed when any command ends"

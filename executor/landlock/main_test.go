@@ -32,6 +32,9 @@ func TestMain(m *testing.M) {
 	if arg := os.Getenv(reapEnv); arg != "" {
 		os.Exit(reapMain(arg))
 	}
+	if arg := os.Getenv(keepEnv); arg != "" {
+		os.Exit(keepMain(arg))
+	}
 	if os.Getenv(attackEnv) != "" && len(os.Args) > 1 {
 		os.Exit(attackMain(os.Args[1:]))
 	}

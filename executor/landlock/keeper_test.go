@@ -1,0 +1,178 @@
+//go:build linux
+
+package landlock_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// keepEnv makes the test binary run keepMain with the JSON keepPlan in
+// the variable: a process that starts a background command which leaves
+// its tree, says "ready <prefix>" and waits to be killed.
+const keepEnv = "CORDON_LANDLOCK_TEST_KEEP"
+
+type keepPlan struct {
+	Dir    string
+	Keeper bool
+}
+
+func keepMain(arg string) int {
+	var p keepPlan
+	if err := json.Unmarshal([]byte(arg), &p); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if !p.Keeper {
+		landlock.NoKeeper()
+	}
+	x, err := landlock.New(landlock.Config{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	req := &executor.Request{Dir: p.Dir, Root: p.Dir, Policy: policy.Coding.Policy(), Env: []string{"PATH=" + os.Getenv("PATH")},
+		Command: `setsid sh -c 'echo $$ > orphan.pid; while :; do echo x >> hb; sleep 0.05; done' </dev/null >/dev/null 2>&1 & sleep 1000`}
+	if _, err := x.Start(context.Background(), req); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	for range 200 {
+		if b, err := os.ReadFile(filepath.Join(p.Dir, "orphan.pid")); err == nil && strings.HasSuffix(string(b), "\n") {
+			fmt.Println("ready", landlock.KeeperPrefix())
+			select {} // until killed
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fmt.Fprintln(os.Stderr, "the background command did not start")
+	return 1
+}
+
+// TestKeeperAfterSIGKILL: a process running landlock commands is killed
+// outright while a background command's child, which left the command's
+// tree (setsid), keeps writing a heartbeat in the workspace. The keeper
+// kills it: the heartbeat stops, the process is gone and the command
+// cgroups of the killed process are removed. Twin: without the keeper
+// the escaped process goes on writing after its owner died.
+func TestKeeperAfterSIGKILL(t *testing.T) {
+	if base, why := landlock.Cgroups(); base == "" {
+		testenv.Require(t, testenv.Landlock, false, "the keeper needs command cgroups: "+why)
+	}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	for _, keep := range []bool{true, false} {
+		t.Run(fmt.Sprint("keeper=", keep), func(t *testing.T) {
+			dir := reapDir(t)
+			b, err := json.Marshal(keepPlan{Dir: dir, Keeper: keep})
+			require.NoError(t, err)
+			cmd := exec.Command(self, "-test.run=^$")
+			cmd.Env = append(os.Environ(), keepEnv+"="+string(b))
+			cmd.Stderr = os.Stderr
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			lines := make(chan string, 1)
+			go func() {
+				l, _ := bufio.NewReader(out).ReadString('\n')
+				lines <- l
+			}()
+			var prefix string
+			select {
+			case l := <-lines:
+				f := strings.Fields(l)
+				require.Len(t, f, 2, "%q", l)
+				prefix = f[1]
+			case <-time.After(time.Minute):
+				cmd.Process.Kill()
+				t.Fatal("the owner did not get ready")
+			}
+			pidB, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
+			require.NoError(t, err)
+			pid, err := strconv.Atoi(strings.TrimSpace(string(pidB)))
+			require.NoError(t, err)
+			cg := cgroupOf(t, pid)
+			t.Cleanup(func() {
+				syscall.Kill(pid, syscall.SIGKILL)
+				waitGone(pid, 5*time.Second)
+				os.Remove(cg)
+			})
+			require.NoError(t, syscall.Kill(pid, 0), "control: the escaped process runs")
+			require.Contains(t, filepath.Base(cg), prefix, "control: it is in a command cgroup of the owner")
+
+			require.NoError(t, cmd.Process.Kill())
+			_ = cmd.Wait()
+			if keep {
+				assert.True(t, waitGone(pid, 10*time.Second), "the keeper killed the escaped process %d", pid)
+				assert.False(t, growing(t, filepath.Join(dir, "hb")), "the heartbeat stopped")
+				assert.Eventually(t, func() bool {
+					_, err := os.Stat(cg)
+					return os.IsNotExist(err)
+				}, 10*time.Second, 50*time.Millisecond, "the keeper removed the command cgroup %s", cg)
+				return
+			}
+			time.Sleep(500 * time.Millisecond)
+			assert.NoError(t, syscall.Kill(pid, 0), "without the keeper the escaped process outlives its owner (the fixture works)")
+			assert.True(t, growing(t, filepath.Join(dir, "hb")), "and keeps writing")
+		})
+	}
+}
+
+// cgroupOf returns the cgroup v2 directory of process pid.
+func cgroupOf(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	require.NoError(t, err)
+	base, _ := landlock.Cgroups()
+	for _, l := range strings.Split(string(b), "\n") {
+		if rel, ok := strings.CutPrefix(l, "0::"); ok {
+			return filepath.Join(base, filepath.Base(rel))
+		}
+	}
+	t.Fatalf("no cgroup v2 line in %s", b)
+	return ""
+}
+
+// waitGone reports whether process pid is gone within d.
+func waitGone(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) == syscall.ESRCH {
+			return true
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return false
+}
+
+// growing reports whether file grows within half a second.
+func growing(t *testing.T, file string) bool {
+	t.Helper()
+	size := func() int64 {
+		fi, err := os.Stat(file)
+		if err != nil {
+			return 0
+		}
+		return fi.Size()
+	}
+	before := size()
+	time.Sleep(500 * time.Millisecond)
+	return size() > before
+}
