@@ -346,6 +346,69 @@ func TestSIGKILLReaps(t *testing.T) {
 	assert.Eventually(t, func() bool { return gone(pid) }, 10*time.Second, 20*time.Millisecond, "the session's process %d outlived cordon", pid)
 }
 
+// TestKernelProtect: with --kernel-protect a background landlock command
+// cannot change an existing protected file (.git/config) while it runs,
+// checked from outside during the command; the twin without the flag
+// changes it for the command's lifetime (the guard restores it only
+// after). A backend that cannot deny protected paths is refused.
+func TestKernelProtect(t *testing.T) {
+	requireLandlock(t)
+	for _, kp := range []bool{true, false} {
+		t.Run(fmt.Sprint("kernel-protect=", kp), func(t *testing.T) {
+			tr := newTree(t)
+			require.NoError(t, exec.Command("git", "init", "-q", tr.root).Run())
+			// Under --kernel-protect nothing can be created directly in
+			// the root: the marker goes in a directory of its own.
+			require.NoError(t, os.Mkdir(filepath.Join(tr.root, "out"), 0o755))
+			cfg := filepath.Join(tr.root, ".git", "config")
+			before, err := os.ReadFile(cfg)
+			require.NoError(t, err)
+			extra := []string{"--on-ask", "allow"}
+			if kp {
+				extra = append(extra, "--kernel-protect")
+			}
+			cmd := cordonCmd(t, tr.args("landlock", extra...)...)
+			in, err := cmd.StdinPipe()
+			require.NoError(t, err)
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+			c := mcp.NewClient(&mcp.Implementation{Name: "protect-test", Version: "1"}, nil)
+			cs, err := c.Connect(t.Context(), &mcp.IOTransport{Reader: out, Writer: in}, nil)
+			require.NoError(t, err)
+			defer cs.Close()
+			res, text := callText(t, cs, workspace.ToolSpawnProcess, map[string]any{
+				"command": `f=.git; f=$f/config; if echo '[core] planted' >> "$f"; then echo wrote; else echo refused; fi > out/marker; sleep 1000`})
+			require.False(t, res.IsError, text)
+			marker := filepath.Join(tr.root, "out", "marker")
+			require.Eventually(t, func() bool {
+				b, _ := os.ReadFile(marker)
+				return strings.HasSuffix(string(b), "\n")
+			}, 30*time.Second, 20*time.Millisecond, "the command ran")
+			got, err := os.ReadFile(cfg)
+			require.NoError(t, err)
+			m, _ := os.ReadFile(marker)
+			if kp {
+				assert.Equal(t, "refused\n", string(m))
+				assert.Equal(t, string(before), string(got), "the protected file is unchanged while the command runs")
+				return
+			}
+			assert.Equal(t, "wrote\n", string(m), "without --kernel-protect the write succeeds (the fixture works)")
+			assert.Contains(t, string(got), "planted", "and the file is changed until the command ends")
+		})
+	}
+	t.Run("refused", func(t *testing.T) {
+		cmd := cordonCmd(t, newTree(t).args("local", "--kernel-protect")...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Stdin = strings.NewReader("")
+		err := cmd.Run()
+		require.Error(t, err)
+		assert.Contains(t, stderr.String(), "--kernel-protect: the local backend cannot deny protected paths while commands run")
+	})
+}
+
 // spawnSleep initializes the session on r and starts `sleep 1000` in the
 // background; it returns the process's pid.
 func spawnSleep(t *testing.T, r *rawServer) float64 {

@@ -43,6 +43,7 @@ type mcpOptions struct {
 	noDefaults          bool
 	backend             string
 	bestEffort          bool
+	kernelProtect       bool
 	dockerImage         string
 	kubeImage           string
 	kubeNamespace       string
@@ -93,6 +94,7 @@ SIGTERM) kills and reaps every process the session started.`,
 	f.StringVar(&o.home, "home", "", `home directory "~" stands for; default: $HOME`)
 	f.StringVar(&o.backend, "backend", "auto", "backend: auto, "+strings.Join(backends.Names(), ", "))
 	f.BoolVar(&o.bestEffort, "best-effort", false, "run commands even where the backend cannot enforce the whole policy (gaps are logged and stated in the instructions)")
+	f.BoolVar(&o.kernelProtect, "kernel-protect", false, "deny writes to existing protected paths in the kernel while commands run, not only repair them after (landlock: nothing can then be created directly in the root or .git, so git commit fails; bwrap and docker always do; refused where the backend cannot)")
 	f.StringVar(&o.kubeImage, "kube-image", os.Getenv("CORDON_KUBE_IMAGE"), "kubernetes backend: the session pod's image, holding a shell and cordon-pod (default $CORDON_KUBE_IMAGE); the cluster is KUBECONFIG's")
 	f.StringVar(&o.kubeNamespace, "kube-namespace", "", "kubernetes backend: the namespace of the session pods (default: the kubeconfig's)")
 	f.StringVar(&o.dockerImage, "docker-image", "", "docker backend: run commands in this local image (never pulled); default: host mode")
@@ -174,7 +176,33 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 // chooseBackend builds the executor --backend names; auto picks the
 // strongest OS sandbox and says which on stderr.
 func (a *app) chooseBackend(ctx context.Context, o *mcpOptions, log *slog.Logger) (executor.Executor, error) {
-	bo := backends.Options{BestEffort: o.bestEffort, DockerImage: o.dockerImage, KubeImage: o.kubeImage, KubeNamespace: o.kubeNamespace, Logger: log}
+	x, err := a.buildBackend(ctx, o, log)
+	if err != nil || !o.kernelProtect {
+		return x, err
+	}
+	// --kernel-protect: the backend must deny protected paths while
+	// commands run; one that only repairs them after (or enforces
+	// nothing) is refused, never silently weaker.
+	why := "it enforces nothing"
+	if d, ok := x.(executor.Describer); ok {
+		caps := d.Describe(ctx)
+		gap, has := caps.Gap(executor.ControlProtect)
+		switch {
+		case caps.Sandboxed && !has:
+			return x, nil
+		case has:
+			why = gap.Reason
+		}
+	}
+	if c, ok := x.(interface{ Close() error }); ok {
+		c.Close()
+	}
+	return nil, fmt.Errorf("--kernel-protect: the %s backend cannot deny protected paths while commands run: %s", o.backend, why)
+}
+
+// buildBackend builds the executor --backend names.
+func (a *app) buildBackend(ctx context.Context, o *mcpOptions, log *slog.Logger) (executor.Executor, error) {
+	bo := backends.Options{BestEffort: o.bestEffort, KernelProtect: o.kernelProtect, DockerImage: o.dockerImage, KubeImage: o.kubeImage, KubeNamespace: o.kubeNamespace, Logger: log}
 	if o.backend == "auto" {
 		b, x, err := backends.Auto(ctx, bo)
 		if err != nil {

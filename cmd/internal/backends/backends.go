@@ -28,6 +28,10 @@ import (
 type Options struct {
 	// BestEffort opts into running despite gaps (never the default).
 	BestEffort bool
+	// KernelProtect has the landlock backend deny existing protected
+	// paths in the kernel while commands run (landlock.Config.KernelProtect);
+	// the mount-based backends always do.
+	KernelProtect bool
 	// DockerImage is the docker backend's image; "" is host mode.
 	DockerImage string
 	// KubeImage is the kubernetes backend's image (with cordon-pod);
@@ -63,7 +67,7 @@ var All = []Backend{
 	{
 		Name: landlock.Backend, Sandboxed: true, GOOS: []string{"linux"},
 		New: func(o Options) (executor.Executor, error) {
-			return landlock.New(landlock.Config{BestEffort: o.BestEffort, Logger: o.Logger})
+			return landlock.New(landlock.Config{BestEffort: o.BestEffort, KernelProtect: o.KernelProtect, Logger: o.Logger})
 		},
 	},
 	{
