@@ -58,13 +58,7 @@ func overMountPoints(pr *Profile, mounts []Mask) *Profile {
 	if len(hits) == 0 {
 		return pr
 	}
-	q := *pr
-	q.Masks = slices.Clone(pr.Masks)
-	q.Pinned = slices.Clone(pr.Pinned)
-	q.Read = slices.Clone(pr.Read)
-	q.Write = slices.Clone(pr.Write)
-	q.Exec = slices.Clone(pr.Exec)
-	q.Dirs = slices.Clone(pr.Dirs)
+	q := pr.clone()
 	for _, h := range hits {
 		q.Masks = slices.DeleteFunc(q.Masks, func(m Mask) bool { return abspath.Within(m.Path, h.Path) })
 		q.Pinned = slices.DeleteFunc(q.Pinned, func(d string) bool { return abspath.Within(d, h.Path) })
@@ -87,7 +81,7 @@ func overMountPoints(pr *Profile, mounts []Mask) *Profile {
 		}
 	}
 	slices.SortFunc(q.Masks, func(a, b Mask) int { return strings.Compare(a.Path, b.Path) })
-	return &q
+	return q
 }
 
 // writableBelow reports whether p lies strictly inside a write grant of pr.
