@@ -32,7 +32,11 @@ import (
 // cgroup.events says the cgroup is empty, and removes it, before the
 // guard runs. A sandboxed process cannot leave the cgroup: moving a
 // process needs write access to cgroup.procs files that Landlock does not
-// grant (and the mount namespace makes read-only).
+// grant (and the mount namespace makes read-only), and starting a child
+// in another cgroup (clone3 with CLONE_INTO_CGROUP, through an O_PATH
+// descriptor Landlock never sees, checked by the kernel against the
+// cgroup.procs file's mode only) is refused by the seccomp filter, which
+// fails clone3 with ENOSYS (TestCommandCannotLeaveCgroup).
 
 // cgroupBase is the cgroup v2 directory of this process, under which
 // command cgroups are made; "" and a reason when there is none usable.

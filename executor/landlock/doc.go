@@ -118,7 +118,13 @@
 // inside the workspace (reported as stricter in the fidelity report and
 // Describe's Info["stricter"]). socketpair(2) is unaffected. io_uring is
 // denied because it performs socket operations without the system calls a
-// filter sees.
+// filter sees. clone3 fails with ENOSYS (C libraries fall back to clone,
+// as under Docker's default profile): its CLONE_INTO_CGROUP would start a
+// child outside the command's cgroup, beyond its end and the keeper.
+// prlimit64 on another process fails with EPERM: Landlock does not
+// mediate it, and another process of the same user (the keeper, this
+// process) could be given a file limit of 0 or a CPU limit the kernel
+// kills it at.
 //
 // # Gaps
 //

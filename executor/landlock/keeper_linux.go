@@ -28,9 +28,12 @@ import (
 // the same pid is never touched — and removes them once empty.
 //
 // A command cannot end the keeper first: Landlock's signal scoping (ABI
-// 6) keeps it from signalling processes outside its domain. Below ABI 6
-// a command can kill it (the executor then already reports signals as a
-// gap). Without cgroups (not root and no delegated cgroup v2 subtree)
+// 6) keeps it from signalling processes outside its domain, its ptrace
+// scoping from reaching the pipe through /proc, and the seccomp filter
+// from changing its resource limits (prlimit64 on another process: a
+// file limit of 0 would keep it from opening cgroup.kill) or leaving the
+// cgroup (clone3 with CLONE_INTO_CGROUP). Below ABI 6 a command can kill
+// it (the executor then already reports signals as a gap). Without cgroups (not root and no delegated cgroup v2 subtree)
 // there is no keeper, and what left a command's tree outlives a killed
 // process, as Describe says.
 
@@ -47,14 +50,21 @@ func keeperPrefix() string {
 }
 
 // keeperScript is the keeper: $1 the cgroup base, $2 the name prefix.
+// Each round kills every cgroup still there again before removing it: a
+// command's process may join its cgroup after a round's kill (the sandbox
+// helper without cgo joins after it started), and rmdir fails while it
+// is there.
 const keeperScript = `trap '' HUP INT TERM QUIT PIPE USR1 USR2 ALRM
 while read -r _; do :; done
 set -- "$1/$2"*
-for d do [ -d "$d" ] && echo 1 > "$d/cgroup.kill"; done 2>/dev/null
 n=0
 while [ "$n" -lt 100 ]; do
 	left=
-	for d do [ -d "$d" ] && { rmdir "$d" 2>/dev/null || left=1; }; done
+	for d do
+		[ -d "$d" ] || continue
+		echo 1 > "$d/cgroup.kill"
+		rmdir "$d" || left=1
+	done 2>/dev/null
 	[ -z "$left" ] && exit 0
 	n=$((n + 1))
 	sleep 0.1

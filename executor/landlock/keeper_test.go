@@ -110,9 +110,17 @@ func TestKeeperAfterSIGKILL(t *testing.T) {
 			require.NoError(t, err)
 			cg := cgroupOf(t, pid)
 			t.Cleanup(func() {
+				// Without the keeper the dead owner's command cgroup
+				// still holds the command (and the escaped process).
+				_ = os.WriteFile(filepath.Join(cg, "cgroup.kill"), []byte("1"), 0)
 				syscall.Kill(pid, syscall.SIGKILL)
 				waitGone(pid, 5*time.Second)
-				os.Remove(cg)
+				for range 100 {
+					if err := os.Remove(cg); err == nil || os.IsNotExist(err) {
+						break
+					}
+					time.Sleep(50 * time.Millisecond)
+				}
 			})
 			require.NoError(t, syscall.Kill(pid, 0), "control: the escaped process runs")
 			require.Contains(t, filepath.Base(cg), prefix, "control: it is in a command cgroup of the owner")

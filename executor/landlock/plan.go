@@ -60,6 +60,10 @@ type filterSpec struct {
 	// request_key, keyctl) and System V IPC (shm*, sem*, msg*): a
 	// Landlock command shares the host's user keyring and IPC namespace.
 	kernelObjects bool
+	// otherProcesses denies clone3 (CLONE_INTO_CGROUP would leave the
+	// command's cgroup) and prlimit64 on other processes (the keeper's
+	// and this process's limits): see seccompbpf.Spec.OtherProcesses.
+	otherProcesses bool
 }
 
 // mountMode says how a command gets its mount namespace.
@@ -79,7 +83,7 @@ func (f filterSpec) empty() bool { return f.spec().Empty() }
 
 // spec is f as the filter builder takes it.
 func (f filterSpec) spec() seccompbpf.Spec {
-	return seccompbpf.Spec{Inet: f.inet, Unix: f.unix, IOURing: f.ioURing, KernelObjects: f.kernelObjects}
+	return seccompbpf.Spec{Inet: f.inet, Unix: f.unix, IOURing: f.ioURing, KernelObjects: f.kernelObjects, OtherProcesses: f.otherProcesses}
 }
 
 // plan is what Run enforces for one derived profile: the Landlock layer,
@@ -214,6 +218,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	if f.seccomp {
 		pl.filter.ioURing = true
 		pl.filter.kernelObjects = true
+		pl.filter.otherProcesses = true
 		if pr.Network == policy.NetworkNone {
 			pl.filter.inet = true
 			how := "seccomp filter: socket(2) is denied for every family but AF_UNIX"

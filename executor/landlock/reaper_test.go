@@ -108,6 +108,35 @@ func attackMain(args []string) int {
 		return c.Process
 	}
 	switch args[0] {
+	case "intocgroup":
+		// A child started straight into the cgroup args[1] (clone3 with
+		// CLONE_INTO_CGROUP, through an O_PATH descriptor), writing its
+		// pid to args[2].
+		fd, err := unix.Open(args[1], unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fmt.Println("open:", err)
+			return 2
+		}
+		c := exec.Command("/bin/sh", "-c", `echo $$ > "$0"; exec sleep 30`, args[2])
+		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true, UseCgroupFD: true, CgroupFD: fd}
+		if err := c.Start(); err != nil {
+			fmt.Println("start:", err)
+			return 1
+		}
+		fmt.Println("escaped", c.Process.Pid)
+		return 0
+	case "prlimit":
+		// Another process's open-file limit set to 0.
+		pid, err := strconv.Atoi(args[1])
+		if err != nil {
+			return 2
+		}
+		if err := unix.Prlimit(pid, unix.RLIMIT_NOFILE, &unix.Rlimit{}, nil); err != nil {
+			fmt.Println("prlimit:", err)
+			return 1
+		}
+		fmt.Println("limited", pid)
+		return 0
 	case "ghost":
 		spawn("ghost-run", args[1])
 		return 0

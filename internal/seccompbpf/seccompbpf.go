@@ -5,7 +5,8 @@
 // no C library (libseccomp) is needed at build or run time. Foreign
 // architectures and x32 calls fail with ENOSYS, io_uring, keyrings and
 // System V IPC with EPERM (as when the kernel disables them), denied
-// socket families with EACCES (as Landlock denials do).
+// socket families with EACCES (as Landlock denials do), clone3 with
+// ENOSYS and prlimit64 on another process with EPERM.
 package seccompbpf
 
 import (
@@ -57,6 +58,7 @@ type archInfo struct {
 	x32 bool
 	// System call numbers.
 	socket, ioURingSetup, ioURingEnter, ioURingRegister uint32
+	clone3, prlimit64                                   uint32
 	// kernelObjects are the system calls that reach the host's kernel
 	// keyrings and System V IPC: add_key, request_key, keyctl, then
 	// shmget, shmat, shmctl, shmdt, semget, semop, semctl, semtimedop,
@@ -68,9 +70,9 @@ type archInfo struct {
 // from arch/x86/entry/syscalls/syscall_64.tbl and
 // include/uapi/asm-generic/unistd.h.
 var archs = map[string]archInfo{
-	"amd64": {audit: 0xc000003e, x32: true, socket: 41, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427,
+	"amd64": {audit: 0xc000003e, x32: true, socket: 41, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427, clone3: 435, prlimit64: 302,
 		kernelObjects: []uint32{248, 249, 250, 29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71}},
-	"arm64": {audit: 0xc00000b7, socket: 198, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427,
+	"arm64": {audit: 0xc00000b7, socket: 198, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427, clone3: 435, prlimit64: 261,
 		kernelObjects: []uint32{217, 218, 219, 194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187}},
 }
 
@@ -97,10 +99,21 @@ type Spec struct {
 	// KernelObjects denies the host's kernel keyrings (add_key,
 	// request_key, keyctl) and System V IPC (shm*, sem*, msg*).
 	KernelObjects bool
+	// OtherProcesses denies what reaches past the command's own process
+	// where Landlock does not look: clone3(2) fails with ENOSYS (C
+	// libraries then use clone(2), which cannot name a cgroup:
+	// CLONE_INTO_CGROUP would move a child out of the command's cgroup
+	// through an O_PATH descriptor Landlock never sees), and prlimit64(2)
+	// on any process but the caller (pid 0) fails with EPERM (the
+	// resource limits of another process of the same user: its open
+	// files, its CPU time).
+	OtherProcesses bool
 }
 
 // Empty reports whether s denies nothing.
-func (s Spec) Empty() bool { return !s.Inet && !s.Unix && !s.IOURing && !s.KernelObjects }
+func (s Spec) Empty() bool {
+	return !s.Inet && !s.Unix && !s.IOURing && !s.KernelObjects && !s.OtherProcesses
+}
 
 // Supported reports whether Build knows the system calls of arch (a
 // GOARCH).
@@ -193,10 +206,21 @@ func Build(spec Spec, arch string) ([]Insn, error) {
 			a.jump(bpfJeqK, nr, "eperm", "")
 		}
 	}
+	if spec.OtherProcesses {
+		a.jump(bpfJeqK, ai.clone3, "enosys", "")
+		a.jump(bpfJeqK, ai.prlimit64, "prlimit", "")
+	}
 	if spec.Inet || spec.Unix {
 		a.jump(bpfJeqK, ai.socket, "socket", "")
 	}
 	a.ret(retAllow)
+	if spec.OtherProcesses {
+		// prlimit64(pid, ...): only pid 0, the caller (pid_t is an int:
+		// the low half of args[0]).
+		a.label("prlimit")
+		a.stmt(bpfLdWAbs, offArg0)
+		a.jump(bpfJeqK, 0, "allow", "eperm")
+	}
 	if spec.Inet || spec.Unix {
 		a.label("socket")
 		a.stmt(bpfLdWAbs, offArg0)

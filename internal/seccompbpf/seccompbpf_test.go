@@ -66,10 +66,12 @@ func TestSeccompFilter(t *testing.T) {
 		afVSOCK   = 40
 	)
 	specs := map[string]Spec{
-		"none":      {Inet: true, Unix: true, IOURing: true, KernelObjects: true},
-		"none abi9": {Inet: true, IOURing: true, KernelObjects: true},
-		"full":      {Unix: true, IOURing: true, KernelObjects: true},
-		"full abi9": {IOURing: true},
+		"none":          {Inet: true, Unix: true, IOURing: true, KernelObjects: true, OtherProcesses: true},
+		"none abi9":     {Inet: true, IOURing: true, KernelObjects: true, OtherProcesses: true},
+		"full":          {Unix: true, IOURing: true, KernelObjects: true},
+		"full abi9":     {IOURing: true},
+		"processes":     {IOURing: true, OtherProcesses: true},
+		"processes net": {Inet: true, IOURing: true, OtherProcesses: true},
 	}
 	for arch, ai := range archs {
 		for name, spec := range specs {
@@ -102,6 +104,25 @@ func TestSeccompFilter(t *testing.T) {
 					{"AF_NETLINK", socket(afNETLINK), want(spec.Inet)},
 					{"AF_VSOCK", socket(afVSOCK), want(spec.Inet)},
 				}
+				// clone3 and prlimit64 on another process (OtherProcesses);
+				// prlimit64 on the caller (pid 0) always runs.
+				denyIf := func(deny bool, errno uint32) uint32 {
+					if deny {
+						return errno
+					}
+					return allow
+				}
+				cases = append(cases, []struct {
+					what string
+					c    call
+					want uint32
+				}{
+					{"clone3", call{arch: ai.audit, nr: ai.clone3}, denyIf(spec.OtherProcesses, enosys)},
+					{"prlimit64 self", call{arch: ai.audit, nr: ai.prlimit64, arg0: 0}, allow},
+					{"prlimit64 other", call{arch: ai.audit, nr: ai.prlimit64, arg0: 4242}, denyIf(spec.OtherProcesses, eperm)},
+					{"prlimit64 other, low half 0 is the caller", call{arch: ai.audit, nr: ai.prlimit64, arg0: 1 << 32}, allow},
+					{"prlimit64 pid -1", call{arch: ai.audit, nr: ai.prlimit64, arg0: 0xffffffff}, denyIf(spec.OtherProcesses, eperm)},
+				}...)
 				for _, nr := range ai.kernelObjects {
 					want := uint32(allow)
 					if spec.KernelObjects {

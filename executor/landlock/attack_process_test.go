@@ -1,0 +1,113 @@
+//go:build linux
+
+package landlock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/landlock"
+	"github.com/cordon-sandbox/cordon/internal/testenv"
+	"github.com/cordon-sandbox/cordon/policy"
+)
+
+// attackRequest is a request running ./atk (attackDir's copy of the test
+// binary) in dir.
+func attackRequest(dir, command string) *executor.Request {
+	return &executor.Request{Command: command, Dir: dir, Root: dir, Policy: policy.Coding.Policy(), Timeout: time.Minute,
+		Env: []string{"PATH=" + os.Getenv("PATH"), attackEnv + "=1"}}
+}
+
+// TestCommandCannotLeaveCgroup: a command that starts a child straight
+// into another cgroup (clone3 with CLONE_INTO_CGROUP, through an O_PATH
+// descriptor of the cgroup directory, which Landlock never sees) would
+// leave the command's cgroup, so neither the command's end nor the
+// keeper would kill it. The seccomp filter refuses clone3 (ENOSYS):
+// nothing is started, checked from outside. Twin: the same program run
+// outside the sandbox does start its child in that cgroup.
+func TestCommandCannotLeaveCgroup(t *testing.T) {
+	base, why := landlock.Cgroups()
+	if base == "" {
+		testenv.Require(t, testenv.Landlock, false, "needs command cgroups: "+why)
+	}
+	x, err := landlock.New(landlock.Config{})
+	testenv.SkipUnavailable(t, testenv.Landlock, err)
+	defer x.Close()
+	dir, _ := attackDir(t)
+	res, err := x.Run(context.Background(), attackRequest(dir, "./atk intocgroup "+base+" escaped.pid"))
+	require.NoError(t, err)
+	assert.NotEqual(t, 0, res.ExitCode, "%s%s", res.Stdout, res.Stderr)
+	assert.Contains(t, string(res.Stdout), "function not implemented", "clone3 is refused")
+	time.Sleep(200 * time.Millisecond)
+	assert.NoFileExists(t, filepath.Join(dir, "escaped.pid"), "a child outside the command's cgroup ran")
+
+	twin := exec.Command(filepath.Join(dir, "atk"), "intocgroup", base, "twin.pid")
+	twin.Dir = dir
+	twin.Env = append(os.Environ(), attackEnv+"=1")
+	out, err := twin.CombinedOutput()
+	require.NoError(t, err, "twin: %s", out)
+	var pid int
+	require.Eventually(t, func() bool {
+		b, err := os.ReadFile(filepath.Join(dir, "twin.pid"))
+		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && pid > 0
+	}, 10*time.Second, 20*time.Millisecond)
+	defer syscall.Kill(pid, syscall.SIGKILL)
+	assert.Equal(t, base, cgroupOf(t, pid), "twin: the child runs in the cgroup it was cloned into (the fixture works)")
+}
+
+// TestCommandCannotLimitOtherProcesses: prlimit64 on another process of
+// the same user is not mediated by Landlock; a command could set the
+// keeper's open-file limit to 0 (it could then not kill anything) or this
+// process's CPU limit (the kernel kills it). The seccomp filter refuses
+// it (EPERM): the target's limit is unchanged, read from /proc. Twin: the
+// same program outside the sandbox changes it.
+func TestCommandCannotLimitOtherProcesses(t *testing.T) {
+	x, err := landlock.New(landlock.Config{})
+	testenv.SkipUnavailable(t, testenv.Landlock, err)
+	defer x.Close()
+	dir, _ := attackDir(t)
+	target := func() int {
+		c := exec.Command("sleep", "30")
+		require.NoError(t, c.Start())
+		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
+		return c.Process.Pid
+	}
+	nofile := func(pid int) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+		require.NoError(t, err)
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "Max open files") {
+				return strings.Join(strings.Fields(l)[3:5], " ")
+			}
+		}
+		return ""
+	}
+	pid := target()
+	before := nofile(pid)
+	require.NotEqual(t, "0 0", before)
+	res, err := x.Run(context.Background(), attackRequest(dir, "./atk prlimit "+strconv.Itoa(pid)))
+	require.NoError(t, err)
+	assert.Contains(t, string(res.Stdout), "operation not permitted", "%s%s", res.Stdout, res.Stderr)
+	assert.Equal(t, before, nofile(pid), "the other process's limit is unchanged")
+
+	pid = target()
+	twin := exec.Command(filepath.Join(dir, "atk"), "prlimit", strconv.Itoa(pid))
+	twin.Dir = dir
+	twin.Env = append(os.Environ(), attackEnv+"=1")
+	out, err := twin.CombinedOutput()
+	require.NoError(t, err, "twin: %s", out)
+	assert.Equal(t, "0 0", nofile(pid), "twin: outside the sandbox the limit changes (the fixture works)")
+}
