@@ -16,8 +16,11 @@
 //
 // # The session pod
 //
-// The first command derives the profile (policyderive.Derive), renders it
-// as a pod spec (policyderive.PodSpec) and creates a Job with one pod,
+// The first command derives the profile (from the request's compiled
+// policy, with the placeholder mount points live in this process as an
+// input), renders it as a pod spec (policyderive.PodSpec) and creates a
+// Job with one pod (Explain returns that pod and NetworkPolicy without
+// creating anything: what sandbox-probe derive --kube-cluster prints),
 // backoffLimit 0 and ttlSecondsAfterFinished 0, labelled LabelManagedBy,
 // LabelExecutor and LabelSession; unless the network is full, a
 // NetworkPolicy owned by the Job denies the session's pods all ingress
