@@ -68,12 +68,16 @@ func TestCommandCannotLeaveCgroup(t *testing.T) {
 	assert.Equal(t, base, cgroupOf(t, pid), "twin: the child runs in the cgroup it was cloned into (the fixture works)")
 }
 
-// TestCommandCannotLimitOtherProcesses: prlimit64 on another process of
-// the same user is not mediated by Landlock; a command could set the
-// keeper's open-file limit to 0 (it could then not kill anything) or this
-// process's CPU limit (the kernel kills it). The seccomp filter refuses
-// it (EPERM): the target's limit is unchanged, read from /proc. Twin: the
-// same program outside the sandbox changes it.
+// TestCommandCannotLimitOtherProcesses: the resource limits and the
+// scheduling of another process of the same user are not mediated by
+// Landlock; a command could set the keeper's open-file limit to 0 (it
+// could then not kill anything), this process's CPU limit (the kernel
+// kills it), or starve either (nice 19, SCHED_IDLE, pinned to one busy
+// CPU). The seccomp filter refuses each (EPERM): the target is
+// unchanged, read from /proc. Twin: the same command outside the sandbox
+// changes it. (As root, the kernel already refuses the scheduling calls
+// on a target with capabilities the capability-less command lacks; the
+// unprivileged run, uid 65534, is where they are the filter's alone.)
 func TestCommandCannotLimitOtherProcesses(t *testing.T) {
 	x, err := landlock.New(landlock.Config{})
 	testenv.SkipUnavailable(t, testenv.Landlock, err)
@@ -85,29 +89,47 @@ func TestCommandCannotLimitOtherProcesses(t *testing.T) {
 		t.Cleanup(func() { c.Process.Kill(); c.Wait() })
 		return c.Process.Pid
 	}
-	nofile := func(pid int) string {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
+	proc := func(pid int, file, prefix string) string {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, file))
 		require.NoError(t, err)
 		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "Max open files") {
-				return strings.Join(strings.Fields(l)[3:5], " ")
+			if strings.HasPrefix(l, prefix) {
+				return strings.Join(strings.Fields(strings.TrimPrefix(l, prefix)), " ")
 			}
 		}
-		return ""
+		return string(b)
 	}
-	pid := target()
-	before := nofile(pid)
-	require.NotEqual(t, "0 0", before)
-	res, err := x.Run(context.Background(), attackRequest(dir, "./atk prlimit "+strconv.Itoa(pid)))
-	require.NoError(t, err)
-	assert.Contains(t, string(res.Stdout), "operation not permitted", "%s%s", res.Stdout, res.Stderr)
-	assert.Equal(t, before, nofile(pid), "the other process's limit is unchanged")
+	for _, tc := range []struct {
+		name, command string
+		state         func(pid int) string
+	}{
+		{"prlimit", "./atk prlimit PID", func(pid int) string { return proc(pid, "limits", "Max open files") }},
+		{"renice", "renice -n 19 -p PID", func(pid int) string { return strings.Fields(proc(pid, "stat", ""))[18] }},
+		{"taskset", "taskset -p 1 PID", func(pid int) string { return proc(pid, "status", "Cpus_allowed_list:") }},
+		{"chrt", "chrt -i -p 0 PID", func(pid int) string { return proc(pid, "sched", "policy") }},
+		{"ionice", "ionice -c 3 -p PID", func(pid int) string {
+			out, _ := exec.Command("ionice", "-p", strconv.Itoa(pid)).Output()
+			return string(out)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pid := target()
+			before := tc.state(pid)
+			command := strings.ReplaceAll(tc.command, "PID", strconv.Itoa(pid))
+			res, err := x.Run(context.Background(), attackRequest(dir, command))
+			require.NoError(t, err)
+			assert.NotEqual(t, 0, res.ExitCode, "%s%s", res.Stdout, res.Stderr)
+			assert.Contains(t, strings.ToLower(string(res.Stdout)+string(res.Stderr)), "not permitted", "refused with EPERM")
+			assert.Equal(t, before, tc.state(pid), "the other process is unchanged")
 
-	pid = target()
-	twin := exec.Command(filepath.Join(dir, "atk"), "prlimit", strconv.Itoa(pid))
-	twin.Dir = dir
-	twin.Env = append(os.Environ(), attackEnv+"=1")
-	out, err := twin.CombinedOutput()
-	require.NoError(t, err, "twin: %s", out)
-	assert.Equal(t, "0 0", nofile(pid), "twin: outside the sandbox the limit changes (the fixture works)")
+			pid = target()
+			before = tc.state(pid)
+			twin := exec.Command("/bin/sh", "-c", strings.ReplaceAll(tc.command, "PID", strconv.Itoa(pid)))
+			twin.Dir = dir
+			twin.Env = append(os.Environ(), attackEnv+"=1")
+			out, err := twin.CombinedOutput()
+			require.NoError(t, err, "twin: %s", out)
+			assert.NotEqual(t, before, tc.state(pid), "twin: outside the sandbox it changes (the fixture works)")
+		})
+	}
 }

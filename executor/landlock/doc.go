@@ -121,10 +121,14 @@
 // filter sees. clone3 fails with ENOSYS (C libraries fall back to clone,
 // as under Docker's default profile): its CLONE_INTO_CGROUP would start a
 // child outside the command's cgroup, beyond its end and the keeper.
-// prlimit64 on another process fails with EPERM: Landlock does not
-// mediate it, and another process of the same user (the keeper, this
-// process) could be given a file limit of 0 or a CPU limit the kernel
-// kills it at.
+// prlimit64, sched_setparam, sched_setscheduler, sched_setaffinity and
+// sched_setattr on another process, and setpriority and ioprio_set on
+// anything but the caller or its process group, fail with EPERM: Landlock
+// does not mediate them, and another process of the same user (the
+// keeper, this process) could be given a file limit of 0, a CPU limit
+// the kernel kills it at, or starved (nice 19, SCHED_IDLE, pinned to a
+// busy CPU). A program that sets its own threads' scheduling by thread
+// id gets EPERM too (stricter).
 //
 // # Gaps
 //

@@ -61,8 +61,9 @@ type filterSpec struct {
 	// Landlock command shares the host's user keyring and IPC namespace.
 	kernelObjects bool
 	// otherProcesses denies clone3 (CLONE_INTO_CGROUP would leave the
-	// command's cgroup) and prlimit64 on other processes (the keeper's
-	// and this process's limits): see seccompbpf.Spec.OtherProcesses.
+	// command's cgroup) and the resource limits and scheduling of other
+	// processes (the keeper's, this process's): see
+	// seccompbpf.Spec.OtherProcesses.
 	otherProcesses bool
 }
 

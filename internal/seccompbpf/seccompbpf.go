@@ -6,7 +6,8 @@
 // architectures and x32 calls fail with ENOSYS, io_uring, keyrings and
 // System V IPC with EPERM (as when the kernel disables them), denied
 // socket families with EACCES (as Landlock denials do), clone3 with
-// ENOSYS and prlimit64 on another process with EPERM.
+// ENOSYS, and the resource limits and scheduling of another process
+// with EPERM.
 package seccompbpf
 
 import (
@@ -34,6 +35,9 @@ const (
 
 	afUnix = 1 // AF_UNIX
 
+	prioUser      = 2 // PRIO_USER
+	ioprioWhoUser = 3 // IOPRIO_WHO_USER
+
 	x32SyscallBit = 0x40000000 // __X32_SYSCALL_BIT
 )
 
@@ -45,6 +49,7 @@ const (
 	offNr    = 0
 	offArch  = 4
 	offArg0  = 16
+	offArg1  = 24
 	dataSize = 64
 )
 
@@ -59,6 +64,14 @@ type archInfo struct {
 	// System call numbers.
 	socket, ioURingSetup, ioURingEnter, ioURingRegister uint32
 	clone3, prlimit64                                   uint32
+	// selfOnly take a pid as args[0] and act on another process unless
+	// it is 0 (the caller): sched_setparam, sched_setscheduler,
+	// sched_setaffinity, sched_setattr. whoCalls take (which, who) and
+	// act on another process unless who is 0 and which is not the
+	// user-wide one: setpriority (PRIO_USER 2), ioprio_set
+	// (IOPRIO_WHO_USER 3).
+	selfOnly               []uint32
+	setpriority, ioprioSet uint32
 	// kernelObjects are the system calls that reach the host's kernel
 	// keyrings and System V IPC: add_key, request_key, keyctl, then
 	// shmget, shmat, shmctl, shmdt, semget, semop, semctl, semtimedop,
@@ -71,8 +84,10 @@ type archInfo struct {
 // include/uapi/asm-generic/unistd.h.
 var archs = map[string]archInfo{
 	"amd64": {audit: 0xc000003e, x32: true, socket: 41, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427, clone3: 435, prlimit64: 302,
+		selfOnly: []uint32{142, 144, 203, 314}, setpriority: 141, ioprioSet: 251,
 		kernelObjects: []uint32{248, 249, 250, 29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71}},
 	"arm64": {audit: 0xc00000b7, socket: 198, ioURingSetup: 425, ioURingEnter: 426, ioURingRegister: 427, clone3: 435, prlimit64: 261,
+		selfOnly: []uint32{118, 119, 122, 274}, setpriority: 140, ioprioSet: 30,
 		kernelObjects: []uint32{217, 218, 219, 194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187}},
 }
 
@@ -103,10 +118,15 @@ type Spec struct {
 	// where Landlock does not look: clone3(2) fails with ENOSYS (C
 	// libraries then use clone(2), which cannot name a cgroup:
 	// CLONE_INTO_CGROUP would move a child out of the command's cgroup
-	// through an O_PATH descriptor Landlock never sees), and prlimit64(2)
-	// on any process but the caller (pid 0) fails with EPERM (the
-	// resource limits of another process of the same user: its open
-	// files, its CPU time).
+	// through an O_PATH descriptor Landlock never sees); prlimit64(2),
+	// sched_setparam, sched_setscheduler, sched_setaffinity and
+	// sched_setattr on any process but the caller (pid 0), and
+	// setpriority(2) and ioprio_set(2) on anything but the caller or its
+	// process group (who 0, not user-wide), fail with EPERM: the
+	// resource limits and scheduling of another process of the same user
+	// (a file limit of 0, a CPU limit, SCHED_IDLE pinned to a busy CPU).
+	// A program setting its own threads' scheduling by thread id gets
+	// EPERM too (stricter).
 	OtherProcesses bool
 }
 
@@ -208,18 +228,35 @@ func Build(spec Spec, arch string) ([]Insn, error) {
 	}
 	if spec.OtherProcesses {
 		a.jump(bpfJeqK, ai.clone3, "enosys", "")
-		a.jump(bpfJeqK, ai.prlimit64, "prlimit", "")
+		a.jump(bpfJeqK, ai.prlimit64, "self", "")
+		for _, nr := range ai.selfOnly {
+			a.jump(bpfJeqK, nr, "self", "")
+		}
+		a.jump(bpfJeqK, ai.setpriority, "setpriority", "")
+		a.jump(bpfJeqK, ai.ioprioSet, "ioprio", "")
 	}
 	if spec.Inet || spec.Unix {
 		a.jump(bpfJeqK, ai.socket, "socket", "")
 	}
 	a.ret(retAllow)
 	if spec.OtherProcesses {
-		// prlimit64(pid, ...): only pid 0, the caller (pid_t is an int:
-		// the low half of args[0]).
-		a.label("prlimit")
+		// (pid, ...): only pid 0, the caller (pid_t is an int: the low
+		// half of args[0]).
+		a.label("self")
 		a.stmt(bpfLdWAbs, offArg0)
 		a.jump(bpfJeqK, 0, "allow", "eperm")
+		// (which, who, ...): who 0 (the caller, its group), and which
+		// not the whole user.
+		for _, w := range []struct {
+			label string
+			user  uint32
+		}{{"setpriority", prioUser}, {"ioprio", ioprioWhoUser}} {
+			a.label(w.label)
+			a.stmt(bpfLdWAbs, offArg1)
+			a.jump(bpfJeqK, 0, "", "eperm")
+			a.stmt(bpfLdWAbs, offArg0)
+			a.jump(bpfJeqK, w.user, "eperm", "allow")
+		}
 	}
 	if spec.Inet || spec.Unix {
 		a.label("socket")

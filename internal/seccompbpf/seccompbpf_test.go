@@ -11,9 +11,9 @@ import (
 
 // call is one system call as the filter sees it (struct seccomp_data).
 type call struct {
-	arch uint32
-	nr   uint32
-	arg0 uint64
+	arch       uint32
+	nr         uint32
+	arg0, arg1 uint64
 }
 
 // runBPF interprets the subset of classic BPF the filter uses, like the
@@ -24,6 +24,7 @@ func runBPF(prog []Insn, c call) (uint32, error) {
 	binary.LittleEndian.PutUint32(data[offNr:], c.nr)
 	binary.LittleEndian.PutUint32(data[offArch:], c.arch)
 	binary.LittleEndian.PutUint64(data[offArg0:], c.arg0)
+	binary.LittleEndian.PutUint64(data[offArg1:], c.arg1)
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
@@ -122,7 +123,24 @@ func TestSeccompFilter(t *testing.T) {
 					{"prlimit64 other", call{arch: ai.audit, nr: ai.prlimit64, arg0: 4242}, denyIf(spec.OtherProcesses, eperm)},
 					{"prlimit64 other, low half 0 is the caller", call{arch: ai.audit, nr: ai.prlimit64, arg0: 1 << 32}, allow},
 					{"prlimit64 pid -1", call{arch: ai.audit, nr: ai.prlimit64, arg0: 0xffffffff}, denyIf(spec.OtherProcesses, eperm)},
+					{"setpriority self", call{arch: ai.audit, nr: ai.setpriority, arg0: 0, arg1: 0}, allow},
+					{"setpriority own group", call{arch: ai.audit, nr: ai.setpriority, arg0: 1, arg1: 0}, allow},
+					{"setpriority another process", call{arch: ai.audit, nr: ai.setpriority, arg0: 0, arg1: 4242}, denyIf(spec.OtherProcesses, eperm)},
+					{"setpriority the whole user", call{arch: ai.audit, nr: ai.setpriority, arg0: prioUser, arg1: 0}, denyIf(spec.OtherProcesses, eperm)},
+					{"ioprio_set self", call{arch: ai.audit, nr: ai.ioprioSet, arg0: 1, arg1: 0}, allow},
+					{"ioprio_set another process", call{arch: ai.audit, nr: ai.ioprioSet, arg0: 1, arg1: 4242}, denyIf(spec.OtherProcesses, eperm)},
+					{"ioprio_set the whole user", call{arch: ai.audit, nr: ai.ioprioSet, arg0: ioprioWhoUser, arg1: 0}, denyIf(spec.OtherProcesses, eperm)},
 				}...)
+				for _, nr := range ai.selfOnly {
+					cases = append(cases, []struct {
+						what string
+						c    call
+						want uint32
+					}{
+						{fmt.Sprintf("scheduling call %d on self", nr), call{arch: ai.audit, nr: nr, arg0: 0}, allow},
+						{fmt.Sprintf("scheduling call %d on another process", nr), call{arch: ai.audit, nr: nr, arg0: 4242}, denyIf(spec.OtherProcesses, eperm)},
+					}...)
+				}
 				for _, nr := range ai.kernelObjects {
 					want := uint32(allow)
 					if spec.KernelObjects {
