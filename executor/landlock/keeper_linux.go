@@ -19,8 +19,8 @@ import (
 // has no PID namespace and no parent-death signal that reaches a process
 // that left its tree, and a cgroup's processes are killed only by someone
 // who writes its cgroup.kill. The keeper is that someone once this
-// process is gone: /bin/sh, started once per process when the first
-// command cgroup is made, in a session of its own with its signals
+// process is gone: a shell (keeperShell), started once per process when
+// the first command cgroup is made, in a session of its own with its signals
 // ignored, blocked reading a pipe whose only write end this process holds
 // (close-on-exec: no command inherits it). At end of file it writes "1"
 // to cgroup.kill of every command cgroup of this process — their names
@@ -50,13 +50,17 @@ func keeperPrefix() string {
 }
 
 // keeperScript is the keeper: $1 the cgroup base, $2 the name prefix.
-// Each round kills every cgroup still there again before removing it: a
-// command's process may join its cgroup after a round's kill (the sandbox
-// helper without cgo joins after it started), and rmdir fails while it
-// is there.
+// It first kills every cgroup with shell builtins alone: a command may
+// have used up a process limit it shares with the keeper (a pids cgroup,
+// systemd's TasksMax), which the kill frees only once the dead are
+// reaped, and dash exits when it cannot fork. Each later round kills every cgroup still there again
+// before removing it (rmdir and sleep fork): a command's process may join
+// its cgroup after a kill (the sandbox helper without cgo joins after it
+// started), and rmdir fails while it is there.
 const keeperScript = `trap '' HUP INT TERM QUIT PIPE USR1 USR2 ALRM
 while read -r _; do :; done
 set -- "$1/$2"*
+for d do [ -d "$d" ] && echo 1 > "$d/cgroup.kill"; done 2>/dev/null
 n=0
 while [ "$n" -lt 100 ]; do
 	left=
@@ -70,6 +74,16 @@ while [ "$n" -lt 100 ]; do
 	sleep 0.1
 done
 exit 1`
+
+// keeperShell is bash where there is one: when it cannot fork (a process
+// limit used up) it reports the failure and goes on, where dash exits;
+// /bin/sh otherwise (the first round uses builtins alone either way).
+func keeperShell() string {
+	if _, err := os.Stat("/bin/bash"); err == nil {
+		return "/bin/bash"
+	}
+	return "/bin/sh"
+}
 
 var (
 	keeperOnce sync.Once
@@ -95,7 +109,7 @@ func startKeeper(base string) error {
 			keeperErr = fmt.Errorf("the keeper's pipe: %w", err)
 			return
 		}
-		cmd := exec.Command("/bin/sh", "-c", keeperScript, "cordon-keeper", base, keeperPrefix())
+		cmd := exec.Command(keeperShell(), "-c", keeperScript, "cordon-keeper", base, keeperPrefix())
 		cmd.Stdin = r
 		cmd.Dir = "/"
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}

@@ -33,6 +33,12 @@ const keepEnv = "CORDON_LANDLOCK_TEST_KEEP"
 type keepPlan struct {
 	Dir    string
 	Keeper bool
+	// PidsCG, if set, is a pids cgroup (v1) the owner joins first: its
+	// keeper and commands share its limit.
+	PidsCG string
+	// Commands are started in the background in order; empty: one
+	// command whose child leaves its tree and writes a heartbeat.
+	Commands []string
 }
 
 func keepMain(arg string) int {
@@ -44,16 +50,26 @@ func keepMain(arg string) int {
 	if !p.Keeper {
 		landlock.NoKeeper()
 	}
+	if p.PidsCG != "" {
+		if err := os.WriteFile(filepath.Join(p.PidsCG, "cgroup.procs"), []byte("0"), 0); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
 	x, err := landlock.New(landlock.Config{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	req := &executor.Request{Dir: p.Dir, Root: p.Dir, Policy: policy.Coding.Policy(), Env: []string{"PATH=" + os.Getenv("PATH")},
-		Command: `setsid sh -c 'echo $$ > orphan.pid; while :; do echo x >> hb; sleep 0.05; done' </dev/null >/dev/null 2>&1 & sleep 1000`}
-	if _, err := x.Start(context.Background(), req); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
+	if len(p.Commands) == 0 {
+		p.Commands = []string{`setsid sh -c 'echo $$ > orphan.pid; while :; do echo x >> hb; sleep 0.05; done' </dev/null >/dev/null 2>&1 & sleep 1000`}
+	}
+	for _, c := range p.Commands {
+		req := &executor.Request{Dir: p.Dir, Root: p.Dir, Policy: policy.Coding.Policy(), Env: []string{"PATH=" + os.Getenv("PATH")}, Command: c}
+		if _, err := x.Start(context.Background(), req); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	for range 200 {
 		if b, err := os.ReadFile(filepath.Join(p.Dir, "orphan.pid")); err == nil && strings.HasSuffix(string(b), "\n") {
@@ -183,4 +199,113 @@ func growing(t *testing.T, file string) bool {
 	before := size()
 	time.Sleep(500 * time.Millisecond)
 	return size() > before
+}
+
+// TestKeeperUnderPidsLimit: the owner, its keeper and its commands share
+// a process limit (a pids cgroup, as systemd's TasksMax or a container's
+// pids limit make). A command uses it up, with processes that retry fork
+// at once (taking every slot freed), while its escaped child writes a
+// heartbeat without forking; then the owner is killed. The keeper, a dash that
+// exits when it cannot fork, must kill every command cgroup before it
+// forks anything: the heartbeat stops and the cgroups go. (With the
+// keeper killing and removing one cgroup at a time, it died at the first
+// rmdir and the second command lived on: helper-47's attack.) The
+// fixture is checked from outside: the limit is reached before the kill.
+func TestKeeperUnderPidsLimit(t *testing.T) {
+	base, why := landlock.Cgroups()
+	if base == "" {
+		testenv.Require(t, testenv.Landlock, false, "the keeper needs command cgroups: "+why)
+	}
+	const pidsRoot = "/sys/fs/cgroup/pids"
+	if _, err := os.Stat(filepath.Join(pidsRoot, "cgroup.procs")); err != nil || !testenv.Root() {
+		t.Skip("needs root and a cgroup v1 pids hierarchy at " + pidsRoot + " (a hybrid host like this project's CI)")
+	}
+	pcg := filepath.Join(pidsRoot, fmt.Sprintf("cordon-test-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	require.NoError(t, os.Mkdir(pcg, 0o755))
+	const limit = 64
+	require.NoError(t, os.WriteFile(filepath.Join(pcg, "pids.max"), []byte(strconv.Itoa(limit)), 0))
+	t.Cleanup(func() {
+		for range 200 {
+			b, _ := os.ReadFile(filepath.Join(pcg, "cgroup.procs"))
+			pids := strings.Fields(string(b))
+			if len(pids) == 0 {
+				break
+			}
+			for _, s := range pids {
+				if pid, err := strconv.Atoi(s); err == nil {
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		os.Remove(pcg)
+	})
+
+	dir := reapDir(t)
+	// perl (Essential on Debian) forks without threads and retries a
+	// failed fork at once; neither the heartbeat nor the filler's
+	// children fork again.
+	hb := `setsid perl -e 'open(my $p, ">", "orphan.pid"); print $p "$$\n"; close $p; while (1) { open(my $f, ">>", "hb"); print $f "x\n"; close $f; select(undef, undef, undef, 0.05) }' </dev/null >/dev/null 2>&1 &`
+	fill := `perl -e '$SIG{CHLD} = "IGNORE"; select(undef, undef, undef, 0.01) until -e "go"; for (1 .. 3) { last if !fork } while (1) { my $c = fork; if (defined $c && $c == 0) { sleep 1000 while 1 } }' </dev/null >/dev/null 2>&1 & sleep 1000`
+	b, err := json.Marshal(keepPlan{Dir: dir, Keeper: true, PidsCG: pcg, Commands: []string{"sleep 1000", hb + " " + fill}})
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), keepEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	lines := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- l
+	}()
+	var prefix string
+	select {
+	case l := <-lines:
+		f := strings.Fields(l)
+		require.Len(t, f, 2, "%q", l)
+		prefix = f[1]
+	case <-time.After(time.Minute):
+		t.Fatal("the owner did not get ready")
+	}
+	pidB, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidB)))
+	require.NoError(t, err)
+	cgs, _ := filepath.Glob(filepath.Join(base, prefix+"*"))
+	require.Len(t, cgs, 2, "control: two command cgroups")
+	t.Cleanup(func() {
+		for _, cg := range cgs {
+			_ = os.WriteFile(filepath.Join(cg, "cgroup.kill"), []byte("1"), 0)
+		}
+		waitGone(pid, 5*time.Second)
+		for _, cg := range cgs {
+			for range 100 {
+				if err := os.Remove(cg); err == nil || os.IsNotExist(err) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+	})
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go"), nil, 0o644))
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(pcg, "pids.current"))
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n >= limit
+	}, 20*time.Second, 20*time.Millisecond, "control: the commands use up the process limit")
+	require.NoError(t, syscall.Kill(pid, 0), "control: the escaped heartbeat runs")
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	assert.True(t, waitGone(pid, 20*time.Second), "the keeper killed the escaped process %d", pid)
+	assert.Eventually(t, func() bool {
+		left, _ := filepath.Glob(filepath.Join(base, prefix+"*"))
+		return len(left) == 0
+	}, 20*time.Second, 50*time.Millisecond, "the keeper removed every command cgroup")
 }
