@@ -92,38 +92,10 @@ func TestKeeperAfterSIGKILL(t *testing.T) {
 	if base, why := landlock.Cgroups(); base == "" {
 		testenv.Require(t, testenv.Landlock, false, "the keeper needs command cgroups: "+why)
 	}
-	self, err := os.Executable()
-	require.NoError(t, err)
 	for _, keep := range []bool{true, false} {
 		t.Run(fmt.Sprint("keeper=", keep), func(t *testing.T) {
 			dir := reapDir(t)
-			b, err := json.Marshal(keepPlan{Dir: dir, Keeper: keep})
-			require.NoError(t, err)
-			cmd := exec.Command(self, "-test.run=^$")
-			cmd.Env = append(os.Environ(), keepEnv+"="+string(b))
-			cmd.Stderr = os.Stderr
-			out, err := cmd.StdoutPipe()
-			require.NoError(t, err)
-			require.NoError(t, cmd.Start())
-			lines := make(chan string, 1)
-			go func() {
-				l, _ := bufio.NewReader(out).ReadString('\n')
-				lines <- l
-			}()
-			var prefix string
-			select {
-			case l := <-lines:
-				f := strings.Fields(l)
-				require.Len(t, f, 2, "%q", l)
-				prefix = f[1]
-			case <-time.After(time.Minute):
-				cmd.Process.Kill()
-				t.Fatal("the owner did not get ready")
-			}
-			pidB, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
-			require.NoError(t, err)
-			pid, err := strconv.Atoi(strings.TrimSpace(string(pidB)))
-			require.NoError(t, err)
+			cmd, prefix, pid := startOwner(t, keepPlan{Dir: dir, Keeper: keep})
 			cg := cgroupOf(t, pid)
 			t.Cleanup(func() {
 				// Without the keeper the dead owner's command cgroup
@@ -157,6 +129,43 @@ func TestKeeperAfterSIGKILL(t *testing.T) {
 			assert.True(t, growing(t, filepath.Join(dir, "hb")), "and keeps writing")
 		})
 	}
+}
+
+// startOwner starts the test binary as an owner (keepMain) of plan and
+// returns it once it is ready, with its cgroups' name prefix and the pid
+// its escaped process wrote to orphan.pid.
+func startOwner(t *testing.T, plan keepPlan) (*exec.Cmd, string, int) {
+	t.Helper()
+	self, err := os.Executable()
+	require.NoError(t, err)
+	b, err := json.Marshal(plan)
+	require.NoError(t, err)
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), keepEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	lines := make(chan string, 1)
+	go func() {
+		l, _ := bufio.NewReader(out).ReadString('\n')
+		lines <- l
+	}()
+	var prefix string
+	select {
+	case l := <-lines:
+		f := strings.Fields(l)
+		require.Len(t, f, 2, "%q", l)
+		prefix = f[1]
+	case <-time.After(time.Minute):
+		cmd.Process.Kill()
+		t.Fatal("the owner did not get ready")
+	}
+	pidB, err := os.ReadFile(filepath.Join(plan.Dir, "orphan.pid"))
+	require.NoError(t, err)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(pidB)))
+	require.NoError(t, err)
+	return cmd, prefix, pid
 }
 
 // cgroupOf returns the cgroup v2 directory of process pid.
@@ -247,35 +256,8 @@ func TestKeeperUnderPidsLimit(t *testing.T) {
 	// children fork again.
 	hb := `setsid perl -e 'open(my $p, ">", "orphan.pid"); print $p "$$\n"; close $p; while (1) { open(my $f, ">>", "hb"); print $f "x\n"; close $f; select(undef, undef, undef, 0.05) }' </dev/null >/dev/null 2>&1 &`
 	fill := `perl -e '$SIG{CHLD} = "IGNORE"; select(undef, undef, undef, 0.01) until -e "go"; for (1 .. 3) { last if !fork } while (1) { my $c = fork; if (defined $c && $c == 0) { sleep 1000 while 1 } }' </dev/null >/dev/null 2>&1 & sleep 1000`
-	b, err := json.Marshal(keepPlan{Dir: dir, Keeper: true, PidsCG: pcg, Commands: []string{"sleep 1000", hb + " " + fill}})
-	require.NoError(t, err)
-	self, err := os.Executable()
-	require.NoError(t, err)
-	cmd := exec.Command(self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), keepEnv+"="+string(b))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
+	cmd, prefix, pid := startOwner(t, keepPlan{Dir: dir, Keeper: true, PidsCG: pcg, Commands: []string{"sleep 1000", hb + " " + fill}})
 	defer cmd.Process.Kill()
-	lines := make(chan string, 1)
-	go func() {
-		l, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- l
-	}()
-	var prefix string
-	select {
-	case l := <-lines:
-		f := strings.Fields(l)
-		require.Len(t, f, 2, "%q", l)
-		prefix = f[1]
-	case <-time.After(time.Minute):
-		t.Fatal("the owner did not get ready")
-	}
-	pidB, err := os.ReadFile(filepath.Join(dir, "orphan.pid"))
-	require.NoError(t, err)
-	pid, err := strconv.Atoi(strings.TrimSpace(string(pidB)))
-	require.NoError(t, err)
 	cgs, _ := filepath.Glob(filepath.Join(base, prefix+"*"))
 	require.Len(t, cgs, 2, "control: two command cgroups")
 	t.Cleanup(func() {
