@@ -40,7 +40,10 @@ func attackRequest(dir, command string) *executor.Request {
 func TestCommandCannotLeaveCgroup(t *testing.T) {
 	base, why := landlock.Cgroups()
 	if base == "" {
-		testenv.Require(t, testenv.Landlock, false, "needs command cgroups: "+why)
+		// Host-dependent, not landlock's absence: command cgroups need
+		// root or a delegated cgroup v2 subtree (the unprivileged run has
+		// neither).
+		t.Skip("needs command cgroups: " + why)
 	}
 	x, err := landlock.New(landlock.Config{})
 	testenv.SkipUnavailable(t, testenv.Landlock, err)

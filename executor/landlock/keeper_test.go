@@ -90,7 +90,10 @@ func keepMain(arg string) int {
 // the escaped process goes on writing after its owner died.
 func TestKeeperAfterSIGKILL(t *testing.T) {
 	if base, why := landlock.Cgroups(); base == "" {
-		testenv.Require(t, testenv.Landlock, false, "the keeper needs command cgroups: "+why)
+		// Host-dependent, not landlock's absence: command cgroups need
+		// root or a delegated cgroup v2 subtree (the unprivileged run has
+		// neither).
+		t.Skip("the keeper needs command cgroups: " + why)
 	}
 	for _, keep := range []bool{true, false} {
 		t.Run(fmt.Sprint("keeper=", keep), func(t *testing.T) {
@@ -223,7 +226,10 @@ func growing(t *testing.T, file string) bool {
 func TestKeeperUnderPidsLimit(t *testing.T) {
 	base, why := landlock.Cgroups()
 	if base == "" {
-		testenv.Require(t, testenv.Landlock, false, "the keeper needs command cgroups: "+why)
+		// Host-dependent, not landlock's absence: command cgroups need
+		// root or a delegated cgroup v2 subtree (the unprivileged run has
+		// neither).
+		t.Skip("the keeper needs command cgroups: " + why)
 	}
 	const pidsRoot = "/sys/fs/cgroup/pids"
 	if _, err := os.Stat(filepath.Join(pidsRoot, "cgroup.procs")); err != nil || !testenv.Root() {
