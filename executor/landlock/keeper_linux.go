@@ -88,9 +88,8 @@ func keeperShell() string {
 var (
 	keeperOnce sync.Once
 	// keeperW is the write end of the keeper's pipe, held (never
-	// written) until this process ends; keeperPid is the keeper's pid.
+	// written) until this process ends.
 	keeperW   *os.File
-	keeperPid int
 	keeperErr error
 	// noKeeper turns the keeper off (tests of what it prevents).
 	noKeeper bool
@@ -121,7 +120,7 @@ func startKeeper(base string) error {
 			keeperErr = fmt.Errorf("starting the keeper: %w", err)
 			return
 		}
-		keeperW, keeperPid = w, cmd.Process.Pid
+		keeperW = w
 		// Never waited for: it outlives this process on purpose.
 		_ = cmd.Process.Release()
 	})

@@ -715,7 +715,7 @@ func (x *Executor) describe() executor.Capabilities {
 	}
 	if x.feat.cgroup != "" {
 		caps.Info["cgroup"] = "each command runs in a cgroup of its own under " + x.feat.cgroup + ", killed with cgroup.kill when it ends (needs cgroup v2 with cgroup.kill, Linux ≥ 5.14, and the right to make child cgroups: root or a delegated subtree)"
-		caps.Info["keeper"] = "a keeper process (bash, else /bin/sh, started with the first command) kills every command cgroup of this process when this process ends without ending them (SIGKILL, a crash, exit with background commands running); commands cannot signal it (Landlock signal scoping, ABI 6)"
+		caps.Info["keeper"] = "a keeper process (bash, else /bin/sh, started with the first command; a failure to start it is logged as a warning) kills every command cgroup of this process when this process ends without ending them (SIGKILL, a crash, exit with background commands running); commands cannot signal it (Landlock signal scoping, ABI 6)"
 	} else {
 		caps.Info["cgroup"] = "none: " + x.feat.cgroupWhy
 		caps.Info["keeper"] = "none (it needs the command cgroups): processes that left a command's tree outlive this process if it is killed"

@@ -66,10 +66,9 @@ type archInfo struct {
 	clone3, prlimit64                                   uint32
 	// selfOnly take a pid as args[0] and act on another process unless
 	// it is 0 (the caller): sched_setparam, sched_setscheduler,
-	// sched_setaffinity, sched_setattr. whoCalls take (which, who) and
-	// act on another process unless who is 0 and which is not the
-	// user-wide one: setpriority (PRIO_USER 2), ioprio_set
-	// (IOPRIO_WHO_USER 3).
+	// sched_setaffinity, sched_setattr. setpriority and ioprio_set take
+	// (which, who) and act on another process unless who is 0 and which
+	// is not the user-wide one (PRIO_USER 2, IOPRIO_WHO_USER 3).
 	selfOnly               []uint32
 	setpriority, ioprioSet uint32
 	// kernelObjects are the system calls that reach the host's kernel
