@@ -52,6 +52,10 @@ func protectCases() []*caseDef {
 			"the fixture writes root/.cordon/policy.yaml; the probe overwrites it, appends to it and writes .cordon/extra.yaml; host-side listing and hashes of root/.cordon unchanged. Twin: protect none", caseProjectPolicy),
 		iso("git-works", "git add and git commit work with protection on", executor.ControlProtect, Allowed,
 			"git add and git commit inside the sandbox; the host's git log and git show see the commit and the file. Unsupported without git (on the host or inside the sandbox)", caseGitWorks),
+		iso("git-init-root", "git init works at the root of a workspace that is not a repository yet", executor.ControlProtect, Allowed,
+			"in a root with no .git, inside the sandbox: git init, git add and git commit; afterwards the host's git log and git show in the root see the commit and the file. Unsupported without git (on the host or inside the sandbox)", caseGitInitRoot),
+		iso("git-init-root-fsmonitor", "a repository created at the root during the command cannot plant a fsmonitor", executor.ControlProtect, Denied,
+			"in a root with no .git, inside the sandbox, real git: git init, git config core.fsmonitor; afterwards the host's git status in the root must not run it (the new git directory's config is sanitized). Twin: protect none. Unsupported without git (on the host or inside the sandbox)", caseGitInitRootFsmonitor),
 		iso("git-workflow", "everyday git works with protection on: branches, rebase, stash, worktrees, a local submodule, a local clone, a new repository", executor.ControlProtect, Allowed,
 			"the user (host git) registers a repository in the root as submodule lib and moves the superproject to its newer commit; inside the sandbox: git checkout -b, commits on two branches, git rebase, git stash and stash pop, git worktree add, git submodule update, git clone of the submodule's repository and git init; afterwards the host's own git sees the rebased branch, the stashed change committed, the worktree, the submodule at the new commit, the clone's history and the new repository. Unsupported without git (on the host or inside the sandbox)", caseGitWorkflow),
 	}
@@ -619,4 +623,51 @@ func caseGitWorktrees(c *caseRun) {
 		return hostGitRuns(wt, canary)(c)
 	}
 	c.isolate(obs, c.act(act, nil), c.twinPolicy("protect none", twin, c.noProtect()))
+}
+
+// freshRootGit skips (unsupported) without git on the host or inside the
+// sandbox, and fails the setup when the root is a repository already.
+func (c *caseRun) freshRootGit() string {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		c.unsupportedf("git is not installed on the host")
+	}
+	if _, err := os.Lstat(filepath.Join(c.fx.root, ".git")); err == nil {
+		c.setupf("fixture: the root already holds .git")
+	}
+	if res := c.run(c.x, "is git available inside the sandbox", c.req("command -v git", nil), roleAct); res.ExitCode != 0 {
+		c.unsupportedf("git is not available inside the sandbox")
+	}
+	return gitTool
+}
+
+func caseGitInitRoot(c *caseRun) {
+	gitTool := c.freshRootGit()
+	tok := token("init")
+	cmd := "git init -q && printf '%s\\n' " + tok + " > f.txt && git add f.txt && git -c user.name=cordon -c user.email=cordon@example.invalid commit -q -m msg-" + tok
+	committed := func(c *caseRun) func(*executor.Result) (bool, string) {
+		return func(res *executor.Result) (bool, string) {
+			host := func(args ...string) string {
+				cmd := exec.CommandContext(c.ctx, gitTool, append([]string{"-C", c.fx.root}, args...)...)
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
+				out, err := cmd.CombinedOutput()
+				if err != nil {
+					return "error: " + err.Error() + ": " + string(bytes.TrimSpace(out))
+				}
+				return string(bytes.TrimSpace(out))
+			}
+			subject, file := host("log", "-1", "--format=%s"), host("show", "HEAD:f.txt")
+			ok := subject == "msg-"+tok && file == tok
+			return ok, fmt.Sprintf("host git log -1: %q; git show HEAD:f.txt: %q (stderr inside: %s)", clip(subject, 200), clip(file, 200), clip(string(res.Stderr), 200))
+		}
+	}
+	c.permit(committed, c.act(cmd, nil))
+}
+
+func caseGitInitRootFsmonitor(c *caseRun) {
+	c.freshRootGit()
+	canary := filepath.Join(c.fx.outside, "fsmonitor-ran")
+	cmd := "git init -q && git config core.fsmonitor 'touch " + canary + "; false'\n" + c.probeCmd("list", filepath.Join(c.fx.root, ".git"))
+	root := func() string { return c.fx.root }
+	c.isolate(hostGitRuns(root, canary), c.act(cmd, nil), c.twinPolicy("protect none", cmd, c.noProtect()))
 }

@@ -150,7 +150,7 @@ func TestMiniBwrapDenies(t *testing.T) {
 	// a command (git by structure, tool settings never mounted) leaks.
 	gaps := map[string]bool{
 		"denied-new-file": true, "protect-new-repo": true, "protect-rename-recreate": true,
-		"git-redirect-commondir": true, "git-redirect-gitdir-file": true, "git-redirect-modules": true, "git-nested-repo": true, "git-redirect-worktrees": true, "git-separate-git-dir": true, "tool-settings": true,
+		"git-redirect-commondir": true, "git-redirect-gitdir-file": true, "git-redirect-modules": true, "git-nested-repo": true, "git-redirect-worktrees": true, "git-separate-git-dir": true, "git-init-root-fsmonitor": true, "tool-settings": true,
 		"socket-in-root": true, "socket-unlisted-dir": true, "socket-trusted-read": true, "hardlink-denied": true, "system-private": true,
 	}
 	for _, c := range conformance.Cases() {

@@ -482,16 +482,23 @@ func (j *claimJudge) judge(cl *shellscan.Claim) ClaimVerdict {
 		}
 	}
 	for _, base := range bases {
-		v, fi, ok := j.decideUnderInfo(base, cl.Path, op)
-		if cl.Candidate && (ok && fi == nil || !ok && !exists(base, cl.Path)) {
+		p := cl.Path
+		if cl.NewRepository && !exists(base, path.Dir(p)) {
+			// git init makes a new git directory: a write of the
+			// directory, not of a protected file in an existing one
+			// (the guard sanitizes what the command leaves in it).
+			p = path.Dir(p)
+		}
+		v, fi, ok := j.decideUnderInfo(base, p, op)
+		if cl.Candidate && (ok && fi == nil || !ok && !exists(base, p)) {
 			continue // a word that names no file is not a path
 		}
 		var err error
 		if !ok {
-			v, err = j.c.DecidePathAt(base, cl.Path, op)
+			v, err = j.c.DecidePathAt(base, p, op)
 		}
 		if err != nil {
-			v = unresolvedVerdict(cl.Path, op, "the path cannot be resolved: "+err.Error())
+			v = unresolvedVerdict(p, op, "the path cannot be resolved: "+err.Error())
 		}
 		if v.Decision == Allow && v.Path != "" {
 			if ok && fi == nil && !cl.Recursive {

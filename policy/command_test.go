@@ -480,3 +480,43 @@ func BenchmarkDecideCommandTree(b *testing.B) {
 		})
 	}
 }
+
+// TestCommandGitInit: git init of a new repository is a write of the new
+// git directory (the executor's guard sanitizes it after the command);
+// git init again in an existing one rewrites its protected config and is
+// denied, as is writing a hook in the same line.
+func TestCommandGitInit(t *testing.T) {
+	fx := newGateFixture(t)
+	require.NoError(t, os.MkdirAll(filepath.Join(fx.root, "old", ".git"), 0o755))
+	require.NoError(t, os.Symlink("/nonexistent", filepath.Join(fx.root, "src", ".git")))
+	c := fx.checker(t, Trusted.Policy())
+	tests := []struct {
+		cmd  string
+		want Decision
+	}{
+		{"git init", Allow},
+		{"git init -q new", Allow},
+		{"git -C new init", Allow},
+		{"cd new && git init", Allow},
+		{"git init --bare new.git", Allow},
+		{"git init old", Deny},
+		{"git -C old init", Deny},
+		{"cd old && git init", Deny},
+		{"git init src", Ask}, // .git is a link out of the root: not a new repository
+		{"git init && echo x > .git/hooks/pre-commit", Deny},
+		{"git init .git/hooks/x", Deny},
+		{"git init /tmp/elsewhere", Ask},
+		{"git init $D", Ask},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			v := decideCmd(t, c, tt.cmd)
+			assert.Equal(t, tt.want, v.Decision, "%s: %s", v.Rule, v.Reason)
+		})
+	}
+	// The root itself a repository: git init there is git init again.
+	require.NoError(t, os.Mkdir(filepath.Join(fx.root, ".git"), 0o755))
+	v := decideCmd(t, c, "git init")
+	assert.Equal(t, Deny, v.Decision, "%s: %s", v.Rule, v.Reason)
+	assert.Contains(t, v.Rule, "protect")
+}

@@ -120,11 +120,22 @@ func TestDerivePlaceholders(t *testing.T) {
 		got = append(got, m.Path+" for "+m.For)
 		assert.True(t, m.Dir)
 	}
+	// No placeholder at .git: a repository the command creates (git
+	// init) is sanitized by the guard, as in any other directory.
 	assert.Equal(t, []string{
-		root + "/.git for " + root + "/.git/hooks, " + root + "/.git/config",
 		root + "/build for " + root + "/build/out/secret",
 	}, got)
-	assert.Equal(t, []string{root + "/.git", root + "/build"}, pr.MountPoints())
+	assert.Equal(t, []string{root + "/build"}, pr.MountPoints())
+	// With .git there and its hooks missing, the placeholder is at hooks.
+	require.NoError(t, os.Mkdir(root+"/.git", 0o755))
+	pr, err = Derive(p, root, base+"/home", "", nil)
+	require.NoError(t, err)
+	got = nil
+	for _, m := range pr.Placeholders() {
+		got = append(got, m.Path)
+	}
+	assert.Equal(t, []string{root + "/.git/config", root + "/.git/hooks", root + "/build"}, got)
+	require.NoError(t, os.Remove(root+"/.git"))
 
 	// Read-only mode: nothing can be created, so no placeholder.
 	pr, err = Derive(policy.Readonly.Policy(), root, base+"/home", "", nil)

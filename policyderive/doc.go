@@ -60,7 +60,8 @@
 //   - exact: the backend permits exactly what the policy permits there;
 //   - stricter: it forbids more (a split Landlock directory takes no new
 //     entries, a pinned directory cannot be renamed, a placeholder keeps
-//     .git from being created, a widened Seatbelt regex denies more);
+//     a denied path's missing parent from being created, a widened
+//     Seatbelt regex denies more);
 //   - looser: it permits something the policy forbids.
 //
 // Looser elements come in two kinds. Inherent ones are part of the
@@ -128,9 +129,14 @@
 // root-level instance of a protected "**/x/y" pattern (.git/hooks,
 // .git/config), that does not exist yet gets a read-only placeholder at
 // its first missing component when that could be created in a write
-// grant: .git in a fresh workspace, so that git init needs approval
-// (stricter). Bare names are not given placeholders at the root (the
-// executor's post-command scan covers them). Placeholders are empty
+// grant (stricter) — except a missing .git itself: a new repository
+// (git init, git clone into the root) is created like one in any other
+// directory, and the executor's guard sanitizes the new git directory
+// after the command (hooks removed, config kept to safe keys), so git
+// init works in a fresh workspace; with .git there, a missing hooks
+// directory or config still gets its placeholder. Bare names are not
+// given placeholders at the root (the executor's post-command scan
+// covers them). Placeholders are empty
 // directories; mount runtimes create their mount points on the host
 // (Profile.MountPoints): the backend removes them after the command, and
 // never while another sandbox still uses them. Those live in the

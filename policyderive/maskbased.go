@@ -135,7 +135,7 @@ func grantElements(f *Fidelity, pr *Profile, mountBackend bool) {
 		}
 		switch {
 		case !m.Exists:
-			f.stricter(subj, control, m.Rule, fmt.Sprintf("placeholder for %s: an empty read-only directory, so %s cannot be created", m.For, m.Path), fmt.Sprintf("%s does not exist yet (creating it, for instance git init, needs approval)", m.For))
+			f.stricter(subj, control, m.Rule, fmt.Sprintf("placeholder for %s: an empty read-only directory, so %s cannot be created", m.For, m.Path), fmt.Sprintf("%s does not exist yet (creating it needs a policy that allows it)", m.For))
 		case m.Kind == Hide:
 			f.exact(subj, control, m.Rule, fmt.Sprintf("hidden (%s %s)", m.Reason, kindName(m)))
 		default:

@@ -3,6 +3,7 @@ package policyderive
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -80,6 +81,13 @@ func (dv *derivation) placeholder(target string, r policy.Rule) {
 		first = par
 	}
 	if !dv.inRegion(abspath.Parent(first), policy.Write) || !dv.inRegion(first, policy.Write) {
+		return
+	}
+	if filepath.Base(first) == ".git" && r.List == "protect" {
+		// A new repository (git init, git clone): the guard sanitizes
+		// a git directory the command creates (its hooks removed, its
+		// config kept to safe keys) before anything else runs it, as
+		// it does in every other directory.
 		return
 	}
 	kind := ReadOnly

@@ -230,7 +230,7 @@ func (w *Workspace) autoAllowFor(ctx context.Context, caps executor.Capabilities
 	if !ok {
 		return AutoAllow{Why: fmt.Sprintf("the %s executor cannot assess this workspace's policy (it has no Assess), so its gaps for it are unknown", caps.Backend)}
 	}
-	gaps, err := as.Assess(ctx, &executor.Request{Command: "true", Dir: w.Root(), Env: w.commandEnv(), Policy: p, Root: w.Root(), Home: w.Home(), Checker: w.checker})
+	gaps, err := as.Assess(ctx, &executor.Request{Command: "true", Dir: w.Root(), Env: w.commandEnv(true), Policy: p, Root: w.Root(), Home: w.Home(), Checker: w.checker})
 	if err != nil {
 		return AutoAllow{Why: fmt.Sprintf("the %s executor could not assess this workspace's policy: %v", caps.Backend, err)}
 	}

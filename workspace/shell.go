@@ -194,7 +194,7 @@ func (s *Session) authorizeCommand(ctx context.Context, tool, op, command, cwd s
 	return &executor.Request{
 		Command:     command,
 		Dir:         dir,
-		Env:         s.ws.commandEnv(),
+		Env:         s.ws.commandEnv(s.caps.Sandboxed),
 		Policy:      s.ws.checker.Policy(),
 		Checker:     s.ws.checker,
 		Root:        s.ws.Root(),

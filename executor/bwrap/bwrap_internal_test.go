@@ -134,6 +134,7 @@ func TestPlanChecks(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, ".env"), nil, 0o600))
 	p := policy.Coding.Policy()
 	p.DeniedPaths = []string{".env*"}
+	p.Protect.Extra = []string{"ci/deploy.sh"}            // does not exist: a placeholder at ci
 	p.Secrets = []string{}                                // host secrets under /etc would be checked too
 	p.System = []string{"/usr", "/bin", "/lib", "/lib64"} // and the host's private files there
 	pr, err := policyderive.Derive(p, root, "", root, nil)
@@ -147,8 +148,8 @@ func TestPlanChecks(t *testing.T) {
 			checked[pl.options[i].dest] = pl.options[i].placeholder
 		}
 	}
-	assert.Equal(t, map[string]bool{filepath.Join(root, ".env"): false, filepath.Join(root, ".git"): true}, checked)
-	assert.Contains(t, pl.placeholders, filepath.Join(root, ".git"))
+	assert.Equal(t, map[string]bool{filepath.Join(root, ".env"): false, filepath.Join(root, "ci"): true}, checked)
+	assert.Contains(t, pl.placeholders, filepath.Join(root, "ci"))
 	args := splitNUL(pl.encoded)
 	assert.Equal(t, len(args), pl.nargs)
 	assert.Contains(t, args, "--disable-userns")
@@ -171,17 +172,18 @@ func TestUnknownOption(t *testing.T) {
 func TestOverMountPoints(t *testing.T) {
 	root := testRoot(t)
 	p := policy.Coding.Policy()
+	p.Protect.Extra = []string{"ci/deploy.sh"} // a placeholder at ci
 	fresh, err := policyderive.Derive(p, root, "", root, nil)
 	require.NoError(t, err)
 	ph := fresh.Placeholders()
 	require.Len(t, ph, 1)
-	git := ph[0].Path
+	ci := ph[0].Path
 
 	_, gen0 := backend.Default.Live()
 	backend.Default.Lock()
-	backend.Default.Acquire(ph) // .git does not exist: "created" by this process
+	backend.Default.Acquire(ph) // ci does not exist: "created" by this process
 	backend.Default.Unlock()
-	require.NoError(t, os.Mkdir(git, 0o755)) // what bwrap does
+	require.NoError(t, os.Mkdir(ci, 0o755)) // what bwrap does
 	live, gen := backend.Default.Live()
 	assert.NotEqual(t, gen0, gen, "a new live mount point is a new generation")
 	assert.Equal(t, ph, live)
@@ -199,7 +201,7 @@ func TestOverMountPoints(t *testing.T) {
 	assert.Equal(t, fresh.Key(), got.Key())
 
 	assert.Empty(t, backend.Default.Release(ph))
-	assert.NoDirExists(t, git, "the last user removes what this process created")
+	assert.NoDirExists(t, ci, "the last user removes what this process created")
 	live, gen2 := backend.Default.Live()
 	assert.Empty(t, live)
 	assert.NotEqual(t, gen, gen2)

@@ -173,30 +173,39 @@ func listing(t *testing.T, dir string) []string {
 	return out
 }
 
-// TestNoHostPathCreated checks that a fresh workspace's placeholder (the
-// read-only .git that keeps git init from planting hooks) exists only
-// while sandboxes use it: the host's listing of the root is the same
-// before and after single runs, concurrent runs, and a background process
-// overlapping runs — while inside, .git is there and cannot be written.
+// placeholderPolicy is the coding preset protecting ci/deploy.sh, which
+// does not exist: the sandbox gets a read-only placeholder at ci.
+func placeholderPolicy() *policy.Policy {
+	p := policy.Coding.Policy()
+	p.Protect.Extra = []string{"ci/deploy.sh"}
+	return p
+}
+
+// TestNoHostPathCreated checks that a placeholder (the read-only ci that
+// keeps a protected ci/deploy.sh from being created) exists only while
+// sandboxes use it: the host's listing of the root is the same before
+// and after single runs, concurrent runs, and a background process
+// overlapping runs — while inside, ci is there and cannot be written.
 func TestNoHostPathCreated(t *testing.T) {
 	x := newExecutor(t, bwrap.Config{})
 	w := newWS(t)
+	p := placeholderPolicy()
 	require.NoError(t, os.WriteFile(filepath.Join(w.root, "file.txt"), []byte("x\n"), 0o644))
 	before := listing(t, w.root)
 
-	res := run(t, x, w.req(`test -d .git && echo placeholder; mkdir .git/hooks 2>/dev/null && echo planted; touch new.txt && echo wrote`, nil))
-	assert.Equal(t, "placeholder\nwrote\n", string(res.Stdout), "inside: .git is a read-only placeholder; writes elsewhere in the root work")
+	res := run(t, x, w.req(`test -d ci && echo placeholder; touch ci/deploy.sh 2>/dev/null && echo planted; touch new.txt && echo wrote`, p))
+	assert.Equal(t, "placeholder\nwrote\n", string(res.Stdout), "inside: ci is a read-only placeholder; writes elsewhere in the root work")
 	require.NoError(t, os.Remove(filepath.Join(w.root, "new.txt")), "control: the write landed on the host")
 	assert.Equal(t, before, listing(t, w.root), "after one run")
 
-	p, err := x.Start(context.Background(), w.req("sleep 30", nil))
+	bg, err := x.Start(context.Background(), w.req("sleep 30", p))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, err := os.Lstat(filepath.Join(w.root, ".git")); return err == nil }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { _, err := os.Lstat(filepath.Join(w.root, "ci")); return err == nil }, 5*time.Second, 5*time.Millisecond,
 		"control: while a sandbox runs, its mount point exists on the host")
 	var wg sync.WaitGroup
 	for range 6 {
 		wg.Go(func() {
-			res, err := x.Run(context.Background(), w.req(`test -d .git && mkdir .git/hooks 2>/dev/null; ls -A .git | wc -l`, nil))
+			res, err := x.Run(context.Background(), w.req(`test -d ci && touch ci/deploy.sh 2>/dev/null; ls -A ci | wc -l`, p))
 			if assert.NoError(t, err) {
 				assert.Equal(t, "0\n", string(res.Stdout), "concurrent sandboxes share the same empty, read-only placeholder")
 				assert.Empty(t, res.Violations)
@@ -204,26 +213,26 @@ func TestNoHostPathCreated(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	_, err = os.Lstat(filepath.Join(w.root, ".git"))
+	_, err = os.Lstat(filepath.Join(w.root, "ci"))
 	require.NoError(t, err, "the background process still uses the placeholder")
-	require.NoError(t, p.Kill())
+	require.NoError(t, bg.Kill())
 	assert.Equal(t, before, listing(t, w.root), "after the background process")
 }
 
 // TestPlaceholderKeepsHostContent checks that a placeholder mount point
-// a host program filled meanwhile (git init on the host while a sandbox
+// a host program filled meanwhile (the user creating ci/ while a sandbox
 // runs) is left alone.
 func TestPlaceholderKeepsHostContent(t *testing.T) {
 	x := newExecutor(t, bwrap.Config{})
 	w := newWS(t)
-	p, err := x.Start(context.Background(), w.req("sleep 30", nil))
+	p, err := x.Start(context.Background(), w.req("sleep 30", placeholderPolicy()))
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, err := os.Lstat(filepath.Join(w.root, ".git")); return err == nil }, 5*time.Second, 5*time.Millisecond)
-	require.NoError(t, os.WriteFile(filepath.Join(w.root, ".git", "HEAD"), []byte("ref: refs/heads/main\n"), 0o644))
+	require.Eventually(t, func() bool { _, err := os.Lstat(filepath.Join(w.root, "ci")); return err == nil }, 5*time.Second, 5*time.Millisecond)
+	require.NoError(t, os.WriteFile(filepath.Join(w.root, "ci", "README"), []byte("ci\n"), 0o644))
 	require.NoError(t, p.Kill())
-	b, err := os.ReadFile(filepath.Join(w.root, ".git", "HEAD"))
+	b, err := os.ReadFile(filepath.Join(w.root, "ci", "README"))
 	require.NoError(t, err)
-	assert.Equal(t, "ref: refs/heads/main\n", string(b))
+	assert.Equal(t, "ci\n", string(b))
 }
 
 // TestArgsThroughDescriptor passes an environment far larger than a

@@ -127,9 +127,12 @@
 // executor lstats every destination that lies inside an earlier host
 // bind and leaves out the mounts whose destination is gone (a mask of a
 // deleted file protects nothing), and derives once more when it did.
-// The one mount point created on purpose is the placeholder: a protected
-// path that does not exist yet at the root (.git in a fresh workspace)
-// gets an empty read-only directory, so git init needs approval. Its
+// The one mount point created on purpose is the placeholder: a
+// write-denied path that does not exist yet (a denied or protected
+// literal such as build/out/secret, .git/hooks in a repository without
+// one) gets an empty read-only directory at its first missing component
+// (a missing .git gets none: git init works, and the guard sanitizes the
+// new repository after the command). Its
 // mount point exists on the host while sandboxes use it; a process-wide
 // count removes it (rmdir, without following symbolic links) when the
 // last sandbox of this process using it has ended, and only if this
@@ -210,7 +213,8 @@
 //
 // Stricter than the policy (the command may fail where the policy would
 // let it run): pinned directories cannot be renamed or removed; the
-// placeholder keeps .git from being created at the root; /tmp is private
+// placeholder keeps a denied path's missing parent from being created;
+// /tmp is private
 // even where the policy lets commands read the host's /tmp (trusted
 // mode), so the host's /tmp content is invisible apart from grants bound
 // back over it (a workspace under /tmp is); nested user namespaces are

@@ -341,19 +341,22 @@ func TestBackgroundKeepsContainer(t *testing.T) {
 	assert.True(t, gone(t, cli, first), "and goes when the process is killed")
 }
 
-// TestNoHostPathCreated checks that a fresh workspace's placeholder (the
-// read-only .git that keeps git init from planting hooks) exists on the
-// host only while a container uses it, and is read-only inside.
+// TestNoHostPathCreated checks that a placeholder (the read-only ci that
+// keeps a protected ci/deploy.sh, which does not exist, from being
+// created) exists on the host only while a container uses it, and is
+// read-only inside.
 func TestNoHostPathCreated(t *testing.T) {
 	modes(t, func(t *testing.T, cfg docker.Config) {
 		x, err := docker.New(cfg)
 		require.NoError(t, err)
 		w := newWS(t)
+		p := policy.Coding.Policy()
+		p.Protect.Extra = []string{"ci/deploy.sh"}
 		require.NoError(t, os.WriteFile(filepath.Join(w.root, "file.txt"), []byte("x\n"), 0o644))
 		before := listing(t, w.root)
-		res := run(t, x, w.req(`test -d .git && echo placeholder; mkdir .git/hooks 2>/dev/null && echo planted; touch new.txt && echo wrote`, nil))
+		res := run(t, x, w.req(`test -d ci && echo placeholder; touch ci/deploy.sh 2>/dev/null && echo planted; touch new.txt && echo wrote`, p))
 		assert.Equal(t, "placeholder\nwrote\n", string(res.Stdout))
-		res = run(t, x, w.req(`ls -A .git | wc -l`, nil))
+		res = run(t, x, w.req(`ls -A ci | wc -l`, p))
 		assert.Equal(t, "0", strings.TrimSpace(string(res.Stdout)), "the same container, the same empty placeholder")
 		require.NoError(t, os.Remove(filepath.Join(w.root, "new.txt")), "control: the write landed on the host")
 		require.NoError(t, x.Close())

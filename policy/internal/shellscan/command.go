@@ -790,7 +790,9 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 			seg.opaque("git " + opt + " sets configuration that can run commands")
 		}
 		pathOpt := opt == "-C" || opt == "--git-dir" || opt == "--work-tree"
-		treeOpt := opt == "-C" || opt == "--work-tree"
+		// -C enters its directory (cst, below): a work tree named
+		// by it would be joined to itself.
+		treeOpt := opt == "--work-tree"
 		if opt == "--work-tree" {
 			if hasVal {
 				x := subword(w, a, opt+"=")
@@ -934,7 +936,25 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 		if workTree != nil && workTree.Kind == Literal {
 			cfg.path = path.Join(workTree.path, ".git/config")
 		}
+		if sub == "init" {
+			// git init DIR makes (or initialises again) DIR/.git; a
+			// bare repository (--bare) has no .git, and its
+			// directory is the operand claimed above.
+			// A DIR known only at run time is an unresolved claim
+			// of its own (above).
+			if len(gitOps) > 0 && rest[gitOps[0]].Kind == Literal {
+				cfg.path = path.Join(rest[gitOps[0]].path, ".git/config")
+			}
+			if hasArg(rest, "--bare") {
+				// The directory itself is the git directory.
+				cfg.path = path.Join(path.Dir(cfg.path), "..", "config")
+				cfg.path = path.Clean(cfg.path)
+			} else {
+				w.newRepository = true
+			}
+		}
 		w.claim(&cfg, Write, "writer argument", cst)
+		w.newRepository = false
 	}
 	if workTreeOpt != nil {
 		// git --work-tree=DIR checkout/reset/... writes into DIR.

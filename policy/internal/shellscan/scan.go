@@ -204,6 +204,13 @@ type Claim struct {
 	// time (a variable, a command substitution), judged as unresolved;
 	// Unresolved says why.
 	Operand bool
+	// NewRepository marks git init's write of DIR/.git/config: when
+	// DIR/.git does not exist, git creates a new repository, which the
+	// judge takes as a write of DIR/.git (a new git directory, whose
+	// config and hooks the executor's guard sanitizes after the
+	// command); when it exists (git init again), as the write of its
+	// config.
+	NewRepository bool
 }
 
 // Options configures Scan.
@@ -323,6 +330,9 @@ type walker struct {
 	// candidateMode makes claim record candidates, recursiveMode
 	// recursive claims.
 	candidateMode, recursiveMode, namesMode bool
+	// newRepository marks the claims made meanwhile as
+	// Claim.NewRepository.
+	newRepository bool
 	// workTreeMode makes recursive claims cover the whole git work tree
 	// around the path.
 	workTreeMode bool
@@ -993,7 +1003,8 @@ func (w *walker) claim(x *xword, op Op, source string, st *cwdState) {
 		w.written[path.Clean(x.path)] = true
 	}
 	cl := Claim{Arg: x.raw, Path: x.path, Op: op, Source: source, Candidate: w.candidateMode, Recursive: w.recursiveMode,
-		NamesOnly: w.namesMode && op == Read && (w.recursiveMode || x.Kind == Glob), WorkTree: w.workTreeMode}
+		NamesOnly: w.namesMode && op == Read && (w.recursiveMode || x.Kind == Glob), WorkTree: w.workTreeMode,
+		NewRepository: w.newRepository}
 	if x.Kind == Literal && isPseudoDevice(x.path) {
 		return
 	}
