@@ -507,6 +507,33 @@ func TestCommandGitInit(t *testing.T) {
 		{"git init .git/hooks/x", Deny},
 		{"git init /tmp/elsewhere", Ask},
 		{"git init $D", Ask},
+		{"git init -b main new", Allow},
+		{"git init -qb main new", Allow},
+		// Found by an attack review: option values were taken for the
+		// directory, and --git-dir, GIT_DIR and templates were not
+		// looked at, so these re-initialised old (its config, a
+		// template's hooks) as if it were new.
+		{"git init -b main old", Deny},
+		{"git init --initial-branch main old", Deny},
+		{"git init --init main old", Deny},
+		{"git init --object-format sha1 old", Deny},
+		{"git init --ref-format files old", Deny},
+		{"git -C old init -b x", Deny},
+		{"cd old && git init -b x", Deny},
+		{"git init --template tpl new", Deny},
+		{"git init --template=tpl new", Deny},
+		{"git init --separate-git-dir sep old", Deny},
+		{"git init --separate-git-dir sep new", Deny},
+		{"git --git-dir=old/.git init", Deny},
+		{"git --git-dir old/.git init", Deny},
+		{"GIT_DIR=old/.git git init", Deny},
+		{"env GIT_DIR=old/.git git init", Deny},
+		{"GIT_WORK_TREE=old git init", Deny},
+		{"GIT_TEMPLATE_DIR=tpl git init -b x old", Deny},
+		{"git init --bare -b x old/.git", Deny},
+		{"git init --bare --template=tpl -b x old/.git/hooks", Deny},
+		{"git init -b x old/.git/hooks", Deny},
+		{"git init -- old", Deny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cmd, func(t *testing.T) {

@@ -10,7 +10,9 @@
 package landlock_test
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -221,4 +223,41 @@ func assertMetadataKept(t *testing.T, path string, mode os.FileMode) {
 	require.NoError(t, err)
 	assert.Equal(t, mode, fi.Mode().Perm(), "a denied file's mode is not changed by a command")
 	assert.NotEqual(t, 2001, fi.ModTime().Year(), "a denied file's times are not changed by a command")
+}
+
+// TestAttackGitDirInTempDir: found by an attack review. The executor's
+// private temporary directory is writable by commands and outlives them;
+// a git directory planted there and named by a .git file in the root was
+// never sanitized (the guard walked the root only), and the host's git
+// status in the root ran its fsmonitor. Twin: protect none (no guard).
+func TestAttackGitDirInTempDir(t *testing.T) {
+	gitTool, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	x := newExecutor(t, landlock.Config{})
+	tmp := x.TempDir()
+	require.NotEmpty(t, tmp)
+	noProtect := policy.Coding.Policy()
+	noProtect.Protect = policy.Protect{Disabled: true}
+	for i, p := range []*policy.Policy{policy.Coding.Policy(), noProtect} {
+		w := newWS(t)
+		canary := filepath.Join(w.outside, "fsmonitor-ran")
+		evil := filepath.Join(tmp, fmt.Sprintf("evil%d", i))
+		res := run(t, x, w.req(fmt.Sprintf(`set -e
+mkdir -p %[1]s/objects %[1]s/refs/heads
+echo 'ref: refs/heads/main' > %[1]s/HEAD
+printf '[core]\n\trepositoryformatversion = 0\n\tbare = false\n\tfsmonitor = "touch %[2]s; false"\n' > %[1]s/config
+printf 'gitdir: %[1]s\n' > .git`, evil, canary), p))
+		require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
+		cmd := exec.Command(gitTool, "-C", w.root, "status", "--porcelain")
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+w.home)
+		out, _ := cmd.CombinedOutput()
+		if i == 0 {
+			assert.NoFileExists(t, canary, "the host's git status ran the fsmonitor planted in the temporary directory: %s", out)
+			assert.NotEmpty(t, res.Violations, "the repair is reported")
+		} else {
+			assert.FileExists(t, canary, "twin: without the guard the host's git runs it (%s)", out)
+		}
+	}
 }

@@ -98,14 +98,21 @@ func StricterNotes(f *policyderive.Fidelity) string {
 }
 
 // WritableTrees returns the existing directories pr grants writes to
-// (pseudo-devices and files left out): the trees the protected-path
-// guard watches.
+// (pseudo-devices and files left out), and its private temporary
+// directory (Profile.TmpDir) when it has one: the trees the
+// protected-path guard watches.
 func WritableTrees(pr *policyderive.Profile) []string {
 	var out []string
 	for _, a := range pr.Write {
 		if a.Dir && a.Exists && a.Special == policyderive.SpecialNone {
 			out = append(out, a.Path)
 		}
+	}
+	if pr.TmpDir != "" {
+		// The executor's private temporary directory outlives the
+		// command: a git directory planted there and named by a .git
+		// file or commondir in the root would be run by the host's git.
+		out = append(out, pr.TmpDir)
 	}
 	return out
 }

@@ -774,6 +774,7 @@ func (w *walker) awkProgram(seg *Segment, name, prog string) {
 func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwdState {
 	args := cur[1:]
 	var workTree, workTreeOpt *xword
+	gitDirOpt := false // --git-dir or --work-tree: git init may not make .git here
 	i := 0
 	for ; i < len(args); i++ {
 		a := &args[i]
@@ -790,6 +791,9 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 			seg.opaque("git " + opt + " sets configuration that can run commands")
 		}
 		pathOpt := opt == "-C" || opt == "--git-dir" || opt == "--work-tree"
+		if opt == "--git-dir" || opt == "--work-tree" {
+			gitDirOpt = true
+		}
 		// -C enters its directory (cst, below): a work tree named
 		// by it would be joined to itself.
 		treeOpt := opt == "--work-tree"
@@ -883,10 +887,16 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 			}
 		}
 	}
+	initOp, initRedirect := -1, false
+	if sub == "init" {
+		initOp, initRedirect = initOperand(rest)
+	}
 	switch {
+	case sub == "init" && initOp >= 0:
+		w.claim(&rest[initOp], Write, "writer argument", cst)
 	case gitWriteOperands[sub] && len(gitOps) > 0:
 		w.claim(&rest[gitOps[0]], Write, "writer argument", cst)
-	case sub == "init" && len(gitOps) == 0, sub == "worktree", sub == "bundle":
+	case sub == "init", sub == "worktree", sub == "bundle":
 		// git init writes .git in the working directory (or -C);
 		// worktree and bundle write their path operands.
 		for _, k := range gitOps {
@@ -931,7 +941,9 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 		w.claim(&tree, op, "argument", cst)
 		w.recursiveMode, w.workTreeMode = false, false
 	}
-	if gitConfigWrite(sub, rest) {
+	if gitConfigWrite(sub, rest) && (initOp < 0 || rest[initOp].Kind == Literal) {
+		// (git init DIR with DIR known only at run time: the
+		// operand's unresolved claim asks.)
 		cfg := xword{Word: Word{Value: ".git/config"}, raw: "git " + sub, path: ".git/config"}
 		if workTree != nil && workTree.Kind == Literal {
 			cfg.path = path.Join(workTree.path, ".git/config")
@@ -940,16 +952,18 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 			// git init DIR makes (or initialises again) DIR/.git; a
 			// bare repository (--bare) has no .git, and its
 			// directory is the operand claimed above.
-			// A DIR known only at run time is an unresolved claim
-			// of its own (above).
-			if len(gitOps) > 0 && rest[gitOps[0]].Kind == Literal {
-				cfg.path = path.Join(rest[gitOps[0]].path, ".git/config")
+			if initOp >= 0 {
+				cfg.path = path.Join(rest[initOp].path, ".git/config")
 			}
-			if hasArg(rest, "--bare") {
+			switch {
+			case hasArg(rest, "--bare"):
 				// The directory itself is the git directory.
-				cfg.path = path.Join(path.Dir(cfg.path), "..", "config")
-				cfg.path = path.Clean(cfg.path)
-			} else {
+				cfg.path = path.Clean(path.Join(path.Dir(cfg.path), "..", "config"))
+			case !initRedirect && !gitDirOpt && seg.Opaque == "":
+				// A new repository only where git makes DIR/.git
+				// itself: not with --git-dir, --work-tree,
+				// --separate-git-dir, a template, GIT_DIR and the
+				// like (opaque), or a word known at run time.
 				w.newRepository = true
 			}
 		}

@@ -72,6 +72,57 @@ var gitWrites = map[string][]string{
 	"format-patch": {"-o"}, "archive": {"-o"},
 }
 
+// initValueOpts are git init's options whose value is the next word
+// unless given with "=".
+var initValueOpts = []string{"--initial-branch", "--template", "--object-format", "--ref-format", "--separate-git-dir"}
+
+// initOperand returns the index of git init's directory operand (-1:
+// none) — option values (-b main, --template DIR) are not operands — and
+// whether git may write elsewhere than DIR/.git: --separate-git-dir, a
+// template, or a word known only at run time.
+func initOperand(rest []xword) (op int, redirect bool) {
+	op = -1
+	for j := 0; j < len(rest); j++ {
+		r := rest[j]
+		if r.Kind != Literal {
+			redirect = true
+			if op < 0 {
+				op = j
+			}
+			continue
+		}
+		v := r.Value
+		switch {
+		case v == "--":
+			if j+1 < len(rest) && op < 0 {
+				op = j + 1
+			}
+			return op, redirect || j+2 < len(rest)
+		case v == "-" || !strings.HasPrefix(v, "-"):
+			if op < 0 {
+				op = j
+			}
+			continue
+		}
+		if optIs(v, "--separate-git-dir") || optIs(v, "--template") {
+			redirect = true
+		}
+		takes := false
+		for _, o := range initValueOpts {
+			if optIs(v, o) && !strings.Contains(v, "=") {
+				takes = true
+			}
+		}
+		if !strings.HasPrefix(v, "--") && strings.IndexByte(v, 'b') == len(v)-1 {
+			takes = true // -b NAME, -qb NAME
+		}
+		if takes {
+			j++
+		}
+	}
+	return op, redirect
+}
+
 // gitWriteOperands are subcommands whose operands (after options) are
 // paths git creates or writes: the first operand (bundle create FILE,
 // merge-file CURRENT, init DIR), or, for worktree add, the path.
