@@ -56,6 +56,11 @@ func functionalCases() []*caseDef {
 			probe: true, run: caseEnv,
 		},
 		{
+			CaseInfo: CaseInfo{ID: "loopback-server", Title: "network none: a server on 127.0.0.1 inside the command works (a private loopback)", Layer: Functional, Expected: OK,
+				Verified: "under the coding preset (network none) the probe listens on 127.0.0.1:0, connects to itself and its server reads the token; net-tcp-connect and net-tcp-bind show that the host's loopback stays out of reach. Unsupported where the executor's Describe says it has no private loopback (Info[\"loopback\"] \"none: …\")"},
+			probe: true, run: caseLoopbackServer,
+		},
+		{
 			CaseInfo: CaseInfo{ID: "stdin", Title: "stdin is closed (/dev/null)", Layer: Functional, Expected: OK,
 				Verified: "the probe reads stdin and gets EOF at once with no bytes. Twin: a plain child fed a token reads it"},
 			probe: true, run: caseStdin,
@@ -310,4 +315,19 @@ func beating(c *caseRun, path string, window time.Duration) bool {
 	}
 	first := count()
 	return waitFor(c.ctx, window, nil, func() bool { n := count(); return n > 0 && n != first })
+}
+
+func caseLoopbackServer(c *caseRun) {
+	tok := token("loop")
+	res := c.run(c.x, "run", c.req(c.probeCmd("tcp-self", "127.0.0.1:0", tok), nil), roleFunctional)
+	recs := records(res)
+	if len(recs) != 1 {
+		c.brokenf("the probe printed %d records, want 1 (stderr %q)", len(recs), clip(string(res.Stderr), 200))
+	}
+	r := recs[0]
+	if !r.OK && c.caps != nil && strings.HasPrefix(c.caps.Info["loopback"], "none") {
+		c.unsupportedf("the executor has no private loopback here: %s (%s)", c.caps.Info["loopback"], r.Err)
+	}
+	c.logf("tcp-self on %s: ok %v, the server read %q (%s)", r.Target, r.OK, r.Data, r.Err)
+	c.expect(r.OK && r.Data == tok, "a server on loopback inside the command did not work: %s %s, read %q", r.Errno, r.Err, r.Data)
 }

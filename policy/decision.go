@@ -125,8 +125,11 @@ func (o *Op) UnmarshalText(b []byte) error {
 type Network uint8
 
 const (
-	// NetworkNone forbids every network connection, loopback included. It
-	// is the zero value.
+	// NetworkNone forbids every network connection, the host's loopback
+	// included. A sandbox may give commands a private loopback of their
+	// own (a network namespace with nothing but lo), so a test server a
+	// command starts on 127.0.0.1 works; nothing outside it is reachable.
+	// It is the zero value.
 	NetworkNone Network = iota
 	// NetworkFull shares the host's network.
 	NetworkFull

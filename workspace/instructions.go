@@ -179,8 +179,10 @@ func (w *Workspace) sandboxLines(line func(string, ...any), caps executor.Capabi
 		line("Network: only these hosts, through the proxy that HTTP_PROXY, HTTPS_PROXY and ALL_PROXY name: %s. Other hosts are %s; a refused connection gets 403 (or SOCKS code 2) with a line naming the rule. Nothing else is reachable, DNS and loopback included: use the proxy variables (most tools do).", allow, unknown)
 	case p.Network == policy.NetworkAllowList:
 		line("Network: an allow-list by policy (%s), but this executor does not enforce it; do not use the network beyond those hosts.", strings.Join(p.Hosts.Allow, ", "))
+	case enforced[executor.ControlNetTCP] && enforced[executor.ControlNetUDP] && strings.HasPrefix(caps.Info["loopback"], "none"):
+		line("Network: none. Commands cannot reach the network and cannot open network sockets, loopback included: a test server on 127.0.0.1 cannot run here.")
 	case enforced[executor.ControlNetTCP] && enforced[executor.ControlNetUDP]:
-		line("Network: none. Commands cannot reach the network, loopback included.")
+		line("Network: none. Nothing outside the sandbox is reachable, the host's loopback included; a server a command starts on 127.0.0.1 works within the sandbox.")
 	case enforced[executor.ControlNetTCP]:
 		line("Network: none. TCP connections are blocked; other traffic (UDP) is not blocked here, so do not use the network.")
 	default:

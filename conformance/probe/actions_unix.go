@@ -167,6 +167,7 @@ func init() {
 		"list":             actList,
 		"tcp-connect":      actTCPConnect,
 		"tcp-listen":       actTCPListen,
+		"tcp-self":         actTCPSelf,
 		"udp-send":         actUDPSend,
 		"unix-connect":     actUnixConnect,
 		"unixgram-send":    actUnixgramSend,
@@ -436,6 +437,45 @@ func actAbstractConnect(p *prober, args []string) error {
 		return err
 	}
 	r := send("abstract-connect", "unix", "@"+args[0], args[1])
+	p.emit(r)
+	return nil
+}
+
+// actTCPSelf listens on ADDR (port 0: any) and connects to itself,
+// sending TOKEN: a test server on loopback inside the sandbox. Data is
+// what the server read.
+func actTCPSelf(p *prober, args []string) error {
+	if err := nargs(args, 2); err != nil {
+		return err
+	}
+	addr, token := args[0], args[1]
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.emit(result("tcp-self", addr, err))
+		return nil
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(dialTimeout))
+		b, _ := io.ReadAll(io.LimitReader(c, MaxData))
+		got <- b
+	}()
+	r := send("tcp-self", "tcp", ln.Addr().String(), token)
+	if r.OK {
+		select {
+		case b := <-got:
+			r.Data = string(b)
+		case <-time.After(dialTimeout):
+			r.OK, r.Err = false, "the server read nothing"
+		}
+	}
 	p.emit(r)
 	return nil
 }

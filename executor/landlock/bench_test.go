@@ -23,8 +23,11 @@ import (
 var (
 	benchOnce sync.Once
 	benchX    *landlock.Executor
-	benchRoot string
-	benchErr  error
+	// benchNoLoop is benchX without the private loopback of network
+	// none (Config.NoLoopback): its cost, side by side.
+	benchNoLoop *landlock.Executor
+	benchRoot   string
+	benchErr    error
 )
 
 // benchSetup creates one long-lived executor and a small repository-like
@@ -32,6 +35,10 @@ var (
 func benchSetup(b *testing.B) {
 	benchOnce.Do(func() {
 		benchX, benchErr = landlock.New(landlock.Config{})
+		if benchErr != nil {
+			return
+		}
+		benchNoLoop, benchErr = landlock.New(landlock.Config{NoLoopback: true})
 		if benchErr != nil {
 			return
 		}
@@ -97,6 +104,7 @@ func BenchmarkLandlockRunTrue(b *testing.B) {
 			testenv.Op{Name: "bare", Run: func() error { return exec.Command("/bin/sh", "-c", "true").Run() }},
 			testenv.Op{Name: "local", Base: "bare", Run: func() error { _, err := local.Run(ctx, req); return err }},
 			testenv.Op{Name: "landlock", Base: "bare", Run: func() error { _, err := benchX.Run(ctx, req); return err }},
+			testenv.Op{Name: "noloopback", Base: "bare", Run: func() error { _, err := benchNoLoop.Run(ctx, req); return err }},
 		)
 	})
 }

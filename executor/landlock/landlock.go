@@ -75,6 +75,15 @@ type Config struct {
 	// cordon-pod does in a Kubernetes session pod): every child the
 	// executor did not start is killed as an orphan.
 	ReapOrphans bool
+	// NoLoopback turns off the private loopback of network none: by
+	// default a command under network none runs in a private network
+	// namespace whose only interface is loopback (as root one shared by
+	// this executor's commands; otherwise one per command, made by its
+	// child in its user namespace), so test servers on 127.0.0.1 work
+	// as under bwrap and docker while nothing outside is reachable.
+	// With NoLoopback (or where no such namespace can be had) the
+	// seccomp filter refuses every socket but AF_UNIX instead.
+	NoLoopback bool
 	// Logger receives debug records and warnings; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -116,6 +125,9 @@ type Executor struct {
 	guards *protectguard.Cache
 	// net is the network allow-list proxy of the executor's commands.
 	net *netallow.Gate
+	// loop is the private network namespace (loopback only) shared by
+	// the commands under network none, made by the first (as root).
+	loop loopNS
 
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.
 	bestEffort backend.BestEffortLog
@@ -213,7 +225,7 @@ func (x *Executor) Close() error {
 		if x.names != nil {
 			x.names.Close()
 		}
-		err = errors.Join(x.scans.Close(), x.guards.Close(), os.RemoveAll(x.tmp))
+		err = errors.Join(x.scans.Close(), x.guards.Close(), x.loop.close(), os.RemoveAll(x.tmp))
 	})
 	return err
 }
@@ -241,6 +253,9 @@ type run struct {
 	// handoff receives the proxy listener the command's child makes in
 	// its own network namespace (not root).
 	handoff *netHandoff
+	// loop is the executor's loopback-only namespace the command starts
+	// in (network none, as root), or nil.
+	loop *netns.Namespace
 	// kept are the descriptors of the kept mount namespace the command
 	// joins (nil: it makes its own).
 	kept *keptNS
@@ -383,6 +398,21 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			return nil, fmt.Errorf("landlock executor: %w", err)
 		}
 		env = netallow.EnvPort(env, policyderive.ProxyPort)
+	case pl.loopbackChild:
+		// Not root: the command's child makes a network namespace of
+		// its own in its user namespace, with loopback up; the listener
+		// it hands over (the allow-list's) is not needed.
+		if r.handoff, err = newNetHandoff(func(l net.Listener) error { return l.Close() }); err != nil {
+			x.rulesets.release(ref)
+			r.end(ctx)
+			return nil, fmt.Errorf("landlock executor: %w", err)
+		}
+	case pl.loopback:
+		if r.loop, err = x.loop.get(); err != nil {
+			x.rulesets.release(ref)
+			r.end(ctx)
+			return nil, fmt.Errorf("landlock executor: the private loopback of network none: %w", err)
+		}
 	case pl.netns:
 		if r.net, err = x.net.Begin(req.Policy, req.AskNetwork); err != nil {
 			x.rulesets.release(ref)
@@ -532,9 +562,44 @@ func (r *run) end(ctx context.Context) []string {
 // netNS is the command's private network namespace, or nil.
 func (r *run) netNS() *netns.Namespace {
 	if r.net == nil {
-		return nil
+		return r.loop
 	}
 	return r.net.NS
+}
+
+// loopNS is a loopback-only network namespace made once, on first use.
+type loopNS struct {
+	mu  sync.Mutex
+	ns  *netns.Namespace
+	err error
+	// closed is set by close: no namespace is made after it.
+	closed bool
+}
+
+// get returns the namespace, making it on the first call.
+func (l *loopNS) get() (*netns.Namespace, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, executor.ErrClosed
+	}
+	if l.ns == nil && l.err == nil {
+		l.ns, l.err = netns.New()
+	}
+	return l.ns, l.err
+}
+
+// close releases the namespace (commands still in it keep it alive).
+func (l *loopNS) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.closed = true
+	if l.ns == nil {
+		return nil
+	}
+	err := l.ns.Close()
+	l.ns = nil
+	return err
 }
 
 // endCgroup kills and removes the command's cgroup, once.
@@ -635,8 +700,8 @@ func (pl *plan) key() string {
 	h := sha256.New()
 	// Appended by hand, not with fmt: this runs before every command.
 	b := make([]byte, 0, 512)
-	b = fmt.Appendf(b, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v %v\n",
-		rs.ABI, rs.HandledFS, rs.HandledNet, rs.Scoped, pl.procRule, pl.filter.inet, pl.filter.unix, pl.filter.ioURing, pl.filter.kernelObjects)
+	b = fmt.Appendf(b, "abi %d fs %d net %d scoped %d proc %v filter %v %v %v %v %v %v\n",
+		rs.ABI, rs.HandledFS, rs.HandledNet, rs.Scoped, pl.procRule, pl.filter.inet, pl.filter.loopback, pl.filter.unix, pl.filter.ioURing, pl.filter.kernelObjects, pl.filter.otherProcesses)
 	for _, r := range rs.FS {
 		dev, ino, ok := fileID(r.Path)
 		b = strconv.AppendQuote(b, r.Path)
@@ -722,6 +787,18 @@ func (x *Executor) describe() executor.Capabilities {
 	}
 	if orphans.on.Load() {
 		caps.Info["reaper"] = "this process is a child subreaper (Config.ReapOrphans, Linux 3.4): processes that leave a command's tree are killed when any command ends"
+	}
+	switch {
+	case x.cfg.NoLoopback:
+		caps.Info["loopback"] = "none: Config.NoLoopback: under network none the seccomp filter refuses every socket but AF_UNIX, so a server on 127.0.0.1 (a test server) cannot run"
+	case x.feat.abi == 0:
+		caps.Info["loopback"] = "none: there is no Landlock"
+	case x.feat.netnsWhy == "":
+		caps.Info["loopback"] = "shared: under network none commands run in one private network namespace of this executor whose only interface is loopback (servers on 127.0.0.1 and ::1 work; commands of this executor can reach each other's servers; nothing outside is reachable); needs CAP_SYS_ADMIN (root)"
+	case x.feat.mounts == mountsUserNS && x.feat.childNetWhy == "":
+		caps.Info["loopback"] = "per command: under network none each command's child makes a private network namespace in its user namespace whose only interface is loopback (servers on 127.0.0.1 and ::1 work; nothing outside is reachable); needs unprivileged user namespaces with capabilities"
+	default:
+		caps.Info["loopback"] = "none: " + x.feat.netnsWhy + netChildWhy(x.feat) + ": under network none the seccomp filter refuses every socket but AF_UNIX, so a server on 127.0.0.1 (a test server) cannot run; bwrap and docker give each command (session) a private loopback"
 	}
 	switch x.feat.mounts {
 	case mountsRoot:

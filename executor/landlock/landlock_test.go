@@ -334,6 +334,8 @@ func TestSeccomp(t *testing.T) {
 	if !strings.HasPrefix(x.Describe(context.Background()).Info["seccomp"], "true") {
 		t.Skip("seccomp filters are unavailable: " + x.Describe(context.Background()).Info["seccomp"])
 	}
+	noLoop := newExecutor(t, landlock.Config{NoLoopback: true})
+	loop := !strings.HasPrefix(x.Describe(context.Background()).Info["loopback"], "none")
 	w := newWS(t)
 	dir, helper := helperBinary(t)
 	unixDenied := x.ABI() < 9
@@ -341,19 +343,30 @@ func TestSeccomp(t *testing.T) {
 		name    string
 		args    string
 		network policy.Network
-		denied  bool
-		errno   string
+		// loopback runs it with the private loopback of network none
+		// (the default executor), else with NoLoopback.
+		loopback bool
+		denied   bool
+		errno    string
 	}{
-		{"tcp", "socket 2 1", policy.NetworkNone, true, "EACCES"},
-		{"udp6", "socket 10 2", policy.NetworkNone, true, "EACCES"},
-		{"mptcp", "socket 2 1 262", policy.NetworkNone, true, "EACCES"},
-		{"netlink", "socket 16 3", policy.NetworkNone, true, "EACCES"},
-		{"unix", "socket 1 1", policy.NetworkNone, unixDenied, "EACCES"},
-		{"socketpair", "socketpair", policy.NetworkNone, false, ""},
-		{"io_uring", "io_uring", policy.NetworkNone, true, "EPERM"},
-		{"tcp full", "socket 2 1", policy.NetworkFull, false, ""},
-		{"unix full", "socket 1 1", policy.NetworkFull, unixDenied, "EACCES"},
-		{"io_uring full", "io_uring", policy.NetworkFull, true, "EPERM"},
+		{"tcp", "socket 2 1", policy.NetworkNone, false, true, "EACCES"},
+		{"udp6", "socket 10 2", policy.NetworkNone, false, true, "EACCES"},
+		{"mptcp", "socket 2 1 262", policy.NetworkNone, false, true, "EACCES"},
+		{"netlink", "socket 16 3", policy.NetworkNone, false, true, "EACCES"},
+		{"unix", "socket 1 1", policy.NetworkNone, false, unixDenied, "EACCES"},
+		{"socketpair", "socketpair", policy.NetworkNone, false, false, ""},
+		{"io_uring", "io_uring", policy.NetworkNone, false, true, "EPERM"},
+		// The private loopback: the families that stay in its network
+		// namespace work, the others are refused.
+		{"loopback tcp", "socket 2 1", policy.NetworkNone, true, !loop, "EACCES"},
+		{"loopback udp6", "socket 10 2", policy.NetworkNone, true, !loop, "EACCES"},
+		{"loopback netlink", "socket 16 3", policy.NetworkNone, true, !loop, "EACCES"},
+		{"loopback vsock", "socket 40 1", policy.NetworkNone, true, true, "EACCES"},
+		{"loopback packet", "socket 17 3", policy.NetworkNone, true, true, "EACCES"},
+		{"loopback unix", "socket 1 1", policy.NetworkNone, true, unixDenied, "EACCES"},
+		{"tcp full", "socket 2 1", policy.NetworkFull, false, false, ""},
+		{"unix full", "socket 1 1", policy.NetworkFull, false, unixDenied, "EACCES"},
+		{"io_uring full", "io_uring", policy.NetworkFull, false, true, "EPERM"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -363,7 +376,11 @@ func TestSeccomp(t *testing.T) {
 			req := w.req(helper+" "+tc.args, p)
 			req.Env = append(req.Env, helperEnv+"=1")
 			twin := strings.TrimSpace(string(run(t, executor.NewLocal(), req).Stdout))
-			got := strings.TrimSpace(string(run(t, x, req).Stdout))
+			sx := noLoop
+			if tc.loopback {
+				sx = x
+			}
+			got := strings.TrimSpace(string(run(t, sx, req).Stdout))
 			if !tc.denied {
 				assert.Equal(t, twin, got)
 				return

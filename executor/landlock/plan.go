@@ -49,6 +49,9 @@ type features struct {
 type filterSpec struct {
 	// inet denies socket(2) for every family but AF_UNIX (network none).
 	inet bool
+	// loopback denies socket(2) for every family but AF_UNIX, AF_INET,
+	// AF_INET6 and AF_NETLINK (network none in a loopback-only namespace).
+	loopback bool
 	// unix denies socket(2) for AF_UNIX (pathname Unix sockets cannot be
 	// restricted by Landlock below ABI 9); socketpair(2) stays allowed.
 	unix bool
@@ -84,7 +87,7 @@ func (f filterSpec) empty() bool { return f.spec().Empty() }
 
 // spec is f as the filter builder takes it.
 func (f filterSpec) spec() seccompbpf.Spec {
-	return seccompbpf.Spec{Inet: f.inet, Unix: f.unix, IOURing: f.ioURing, KernelObjects: f.kernelObjects, OtherProcesses: f.otherProcesses}
+	return seccompbpf.Spec{Inet: f.inet, Loopback: f.loopback, Unix: f.unix, IOURing: f.ioURing, KernelObjects: f.kernelObjects, OtherProcesses: f.otherProcesses}
 }
 
 // plan is what Run enforces for one derived profile: the Landlock layer,
@@ -131,6 +134,12 @@ type plan struct {
 	// makes it, in its user namespace, and hands the listener over (not
 	// root), else this process makes it (root).
 	netns, netnsChild bool
+	// loopback: under network none each command runs in the executor's
+	// loopback-only network namespace (root); loopbackChild: its child
+	// makes one of its own in its user namespace (not root). Either way
+	// Landlock leaves TCP alone and the filter allows inet sockets: the
+	// namespace has nothing but loopback.
+	loopback, loopbackChild bool
 }
 
 // assess renders pr for the host and decides what closes each gap.
@@ -155,10 +164,35 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 			pr, netDowngraded = &cp, true
 		}
 	}
-	rs := policyderive.Landlock(pr, abi)
+	// Network none: a private loopback where a namespace can be had.
+	loopback, loopChild := false, false
+	if pr.Network == policy.NetworkNone && !cfg.NoLoopback && abi > 0 {
+		loopback = f.netnsWhy == ""
+		loopChild = !loopback && f.mounts == mountsUserNS && f.childNetWhy == ""
+	}
+	rendered := pr
+	if loopback || loopChild {
+		// Landlock leaves TCP alone: the namespace confines it.
+		cp := *pr
+		cp.Network = policy.NetworkFull
+		rendered = &cp
+	}
+	rs := policyderive.Landlock(rendered, abi)
 	fid := rs.Fidelity
-	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList, netnsChild: netChild}
+	pl := &plan{abi: rs.ABI, ruleset: rs, fidelity: fid, netns: pr.Network == policy.NetworkAllowList, netnsChild: netChild,
+		loopback: loopback, loopbackChild: loopChild}
 	add := func(e policyderive.Element) { fid.Elements = append(fid.Elements, e) }
+	if loopback || loopChild {
+		how := "a private network namespace shared by this executor's commands whose only interface is loopback"
+		if loopChild {
+			how = "a private network namespace per command, made in its user namespace, whose only interface is loopback"
+		}
+		for i := range fid.Elements {
+			if e := &fid.Elements[i]; e.Subject == "network" && e.Control == executor.ControlNetTCP {
+				e.Detail = "none: " + how + ": servers on 127.0.0.1 and ::1 work, nothing outside the namespace is reachable"
+			}
+		}
+	}
 	if netDowngraded {
 		add(policyderive.Element{Class: policyderive.Stricter, Subject: "network allow-list", Control: executor.ControlNetAllowList,
 			Detail: "commands get no network at all: the allow-list's proxy cannot be offered",
@@ -220,7 +254,10 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 		pl.filter.ioURing = true
 		pl.filter.kernelObjects = true
 		pl.filter.otherProcesses = true
-		if pr.Network == policy.NetworkNone {
+		if loopback || loopChild {
+			pl.filter.loopback = true
+		}
+		if pr.Network == policy.NetworkNone && !loopback && !loopChild {
 			pl.filter.inet = true
 			how := "seccomp filter: socket(2) is denied for every family but AF_UNIX"
 			fid.Mitigate(policyderive.FeatureNetTCP, how)

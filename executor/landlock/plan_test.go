@@ -108,7 +108,9 @@ func TestABIDowngrade(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			pr := profile(t, tc.network, tc.socket)
-			f := features{abi: tc.abi, seccomp: tc.seccomp, seccompWhy: "pretended", arch: "amd64"}
+			// No network namespaces: network none is the filter's (see
+			// TestLoopbackPlan for the private loopback).
+			f := features{abi: tc.abi, seccomp: tc.seccomp, seccompWhy: "pretended", arch: "amd64", netnsWhy: "pretended", childNetWhy: "pretended"}
 			pl := assess(pr, f, Config{})
 			assert.Equal(t, tc.refuse, controls(pl.blocking), "blocking gaps: %v", pl.blocking)
 			assert.Equal(t, tc.filter, pl.filter)
@@ -129,6 +131,47 @@ func TestABIDowngrade(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLoopbackPlan: under network none, where a network namespace can be
+// had, Landlock leaves TCP alone and the filter keeps only the families
+// that stay in the namespace; the executor's (root) or the child's own
+// (user namespace). Config.NoLoopback, or no namespace, keeps the filter
+// refusing every family but AF_UNIX.
+func TestLoopbackPlan(t *testing.T) {
+	pr := profile(t, policy.NetworkNone, false)
+	root := features{abi: 7, seccomp: true, arch: "amd64"}
+	child := features{abi: 7, seccomp: true, arch: "amd64", netnsWhy: "pretended", mounts: mountsUserNS}
+	neither := features{abi: 7, seccomp: true, arch: "amd64", netnsWhy: "pretended", childNetWhy: "pretended", mounts: mountsUserNS}
+	loop := filterSpec{loopback: true, unix: true, ioURing: true, kernelObjects: true, otherProcesses: true}
+	none := filterSpec{inet: true, unix: true, ioURing: true, kernelObjects: true, otherProcesses: true}
+	for _, tc := range []struct {
+		name            string
+		f               features
+		cfg             Config
+		loopback, child bool
+		filter          filterSpec
+	}{
+		{"root", root, Config{}, true, false, loop},
+		{"user namespace", child, Config{}, false, true, loop},
+		{"neither", neither, Config{}, false, false, none},
+		{"NoLoopback", root, Config{NoLoopback: true}, false, false, none},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pl := assess(pr, tc.f, tc.cfg)
+			assert.Equal(t, tc.loopback, pl.loopback)
+			assert.Equal(t, tc.child, pl.loopbackChild)
+			assert.Equal(t, tc.filter, pl.filter)
+			assert.Empty(t, pl.blocking)
+			if tc.loopback || tc.child {
+				assert.Zero(t, pl.ruleset.HandledNet, "the namespace confines TCP")
+			} else {
+				assert.NotZero(t, pl.ruleset.HandledNet, "every TCP bind and connect denied")
+			}
+		})
+	}
+	full := assess(profile(t, policy.NetworkFull, false), root, Config{})
+	assert.False(t, full.loopback || full.loopbackChild, "network full has the host's network")
 }
 
 // TestMaxABI: Config.MaxABI caps the kernel's ABI; it never raises it.

@@ -33,7 +33,10 @@ const (
 	errEACCES = 13
 	errENOSYS = 38
 
-	afUnix = 1 // AF_UNIX
+	afUnix    = 1  // AF_UNIX
+	afInet    = 2  // AF_INET
+	afInet6   = 10 // AF_INET6
+	afNetlink = 16 // AF_NETLINK
 
 	prioUser      = 2 // PRIO_USER
 	ioprioWhoUser = 3 // IOPRIO_WHO_USER
@@ -102,6 +105,12 @@ type Insn struct {
 type Spec struct {
 	// Inet denies socket(2) for every family but AF_UNIX (network none).
 	Inet bool
+	// Loopback denies socket(2) for every family but AF_UNIX, AF_INET,
+	// AF_INET6 and AF_NETLINK (network none in a private network
+	// namespace whose only interface is loopback: those families stay
+	// in the namespace, while AF_VSOCK, say, would reach a hypervisor
+	// and others the host's devices). Inet wins over it.
+	Loopback bool
 	// Unix denies socket(2) for AF_UNIX: pathname Unix sockets that no
 	// mount or Landlock rule can keep a command from connecting to;
 	// socketpair(2) stays allowed.
@@ -131,7 +140,7 @@ type Spec struct {
 
 // Empty reports whether s denies nothing.
 func (s Spec) Empty() bool {
-	return !s.Inet && !s.Unix && !s.IOURing && !s.KernelObjects && !s.OtherProcesses
+	return !s.Inet && !s.Loopback && !s.Unix && !s.IOURing && !s.KernelObjects && !s.OtherProcesses
 }
 
 // Supported reports whether Build knows the system calls of arch (a
@@ -234,7 +243,7 @@ func Build(spec Spec, arch string) ([]Insn, error) {
 		a.jump(bpfJeqK, ai.setpriority, "setpriority", "")
 		a.jump(bpfJeqK, ai.ioprioSet, "ioprio", "")
 	}
-	if spec.Inet || spec.Unix {
+	if spec.Inet || spec.Loopback || spec.Unix {
 		a.jump(bpfJeqK, ai.socket, "socket", "")
 	}
 	a.ret(retAllow)
@@ -257,14 +266,20 @@ func Build(spec Spec, arch string) ([]Insn, error) {
 			a.jump(bpfJeqK, w.user, "eperm", "allow")
 		}
 	}
-	if spec.Inet || spec.Unix {
+	if spec.Inet || spec.Loopback || spec.Unix {
 		a.label("socket")
 		a.stmt(bpfLdWAbs, offArg0)
 		switch {
-		case spec.Inet && spec.Unix:
-			a.ret(retErrno | errEACCES)
-		case spec.Inet:
-			a.jump(bpfJeqK, afUnix, "allow", "")
+		case spec.Inet || spec.Loopback:
+			// The families allowed; every other one is refused.
+			if !spec.Unix {
+				a.jump(bpfJeqK, afUnix, "allow", "")
+			}
+			if !spec.Inet {
+				for _, fam := range []uint32{afInet, afInet6, afNetlink} {
+					a.jump(bpfJeqK, fam, "allow", "")
+				}
+			}
 			a.ret(retErrno | errEACCES)
 		default:
 			a.jump(bpfJeqK, afUnix, "eacces", "")

@@ -73,6 +73,9 @@ func TestSeccompFilter(t *testing.T) {
 		"full abi9":     {IOURing: true},
 		"processes":     {IOURing: true, OtherProcesses: true},
 		"processes net": {Inet: true, IOURing: true, OtherProcesses: true},
+		"loopback":      {Loopback: true, Unix: true, IOURing: true, KernelObjects: true, OtherProcesses: true},
+		"loopback abi9": {Loopback: true, IOURing: true, KernelObjects: true, OtherProcesses: true},
+		"loopback inet": {Loopback: true, Inet: true, IOURing: true},
 	}
 	for arch, ai := range archs {
 		for name, spec := range specs {
@@ -103,7 +106,11 @@ func TestSeccompFilter(t *testing.T) {
 					{"AF_INET", socket(afINET), want(spec.Inet)},
 					{"AF_INET6", socket(afINET6), want(spec.Inet)},
 					{"AF_NETLINK", socket(afNETLINK), want(spec.Inet)},
-					{"AF_VSOCK", socket(afVSOCK), want(spec.Inet)},
+					// Loopback keeps only the families that stay in a
+					// network namespace.
+					{"AF_VSOCK", socket(afVSOCK), want(spec.Inet || spec.Loopback)},
+					{"AF_PACKET", socket(17), want(spec.Inet || spec.Loopback)},
+					{"AF_BLUETOOTH", socket(31), want(spec.Inet || spec.Loopback)},
 				}
 				// clone3 and prlimit64 on another process (OtherProcesses);
 				// prlimit64 on the caller (pid 0) always runs.
