@@ -219,7 +219,10 @@ func (c *Checker) decideCommand(cmd, cwd string) (*CommandVerdict, error) {
 		}
 	}
 	for _, cl := range v.Claims {
-		if cl.Verdict.Decision.Stricter(v.Decision) || v.Rule == "" && cl.Verdict.Decision == v.Decision {
+		// A claim as strict as shell_default is the decisive reason:
+		// cat ~/.ssh/id_rsa asks because of the path it names.
+		if cl.Verdict.Decision.Stricter(v.Decision) ||
+			cl.Verdict.Decision == v.Decision && (v.Rule == "" || v.Rule == RuleShellDefault && cl.Verdict.Rule != RuleShellDefault) {
 			v.Decision, v.Rule = cl.Verdict.Decision, cl.Verdict.Rule
 			reason = fmt.Sprintf("%s %s (%s %q): %s", cl.Verdict.Op, cl.Verdict.Path, cl.Source, cl.Arg, cl.Verdict.Reason)
 		}
