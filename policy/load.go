@@ -39,6 +39,12 @@ const MaxPolicySize = 1 << 20
 // ErrPolicyTooLarge reports a policy file over MaxPolicySize.
 var ErrPolicyTooLarge = errors.New("policy file too large")
 
+// ErrEmptyPolicy reports a policy file with nothing in it (no bytes, or
+// only white space): a file truncated or written by mistake must not pass
+// for a choice. A file of comments only is a choice, and stands for the
+// default (the coding preset).
+var ErrEmptyPolicy = errors.New("the policy file is empty: write the settings you want (for instance mode: coding), or a comment to keep the defaults on purpose")
+
 var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // LoadSpec parses a policy file (YAML; JSON is accepted, being YAML).
@@ -54,12 +60,15 @@ func LoadSpec(r io.Reader) (*Spec, error) {
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		return nil, &LoadError{Line: bytes.Count(data[:i], []byte("\n")) + 1, Err: ErrNUL}
 	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &LoadError{Err: ErrEmptyPolicy}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var s Spec
 	if err := dec.Decode(&s); err != nil {
 		if errors.Is(err, io.EOF) {
-			return &s, nil // an empty file is the default spec
+			return &s, nil // comments only: the default spec
 		}
 		return nil, yamlError(err)
 	}

@@ -47,7 +47,7 @@ func TestLoadVariants(t *testing.T) {
 		src   string
 		check func(t *testing.T, p *Policy)
 	}{
-		{"empty file is coding", "", func(t *testing.T, p *Policy) { assert.Equal(t, Ask, p.ShellDefault) }},
+		{"comments only is coding", "# defaults on purpose\n", func(t *testing.T, p *Policy) { assert.Equal(t, Ask, p.ShellDefault) }},
 		{"json", `{"mode": "trusted", "denied_paths": [".env"]}`, func(t *testing.T, p *Policy) {
 			assert.Equal(t, NetworkFull, p.Network)
 			assert.Equal(t, []string{".env"}, p.DeniedPaths)
@@ -114,4 +114,22 @@ func TestLoadFile(t *testing.T) {
 	require.ErrorAs(t, err, &le)
 	assert.Equal(t, filepath.Join(dir, "missing.yaml"), le.File)
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestLoadEmpty: a policy file with nothing in it is an error (a file
+// truncated by mistake must not pass for the defaults); one of comments
+// only is the default on purpose.
+func TestLoadEmpty(t *testing.T) {
+	for _, src := range []string{"", "\n", "  \n\t\n"} {
+		_, err := Load(strings.NewReader(src))
+		assert.ErrorIs(t, err, ErrEmptyPolicy, "%q", src)
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "policy.yaml")
+	require.NoError(t, os.WriteFile(f, nil, 0o644))
+	_, err := LoadFile(f)
+	require.ErrorIs(t, err, ErrEmptyPolicy)
+	assert.Contains(t, err.Error(), f, "the error names the file")
+	_, err = Load(strings.NewReader("# nothing to change\n"))
+	assert.NoError(t, err)
 }

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Spec is the policy file form (DESIGN §2.4), also filled by the
+// Spec is the policy file form (see the README's policy file reference), also filled by the
 // workspace's options: a Mode refined by shorthands, or an explicit Policy.
 // Build turns it into a Policy.
 //

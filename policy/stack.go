@@ -358,7 +358,7 @@ func checkProject(s *Spec) error {
 	return nil
 }
 
-// Standard policy locations (DESIGN: policy layers).
+// Standard policy locations (the README's "Policy layers").
 const (
 	// ManagedPolicyPath is the managed layer on Linux and other Unix
 	// systems (macOS: /Library/Application Support/cordon/policy.yaml).

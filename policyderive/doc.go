@@ -209,7 +209,7 @@
 //
 // Bwrap(pr): see its documentation for the argument order. The backend
 // appends the environment and the command. Mounts are ordered by depth
-// (deeper ones shadow shallower), which realises the DESIGN order
+// (deeper ones shadow shallower), which realises the order
 // (base, /dev, writable binds shallowest first, protected paths, masks)
 // while letting a grant inside a mask re-open it; hidden directories are
 // remounted read-only only after everything is mounted. Nonexistent
@@ -243,7 +243,7 @@
 // cannot bind the host's "/" over its root: a read grant of "/" is
 // rendered as the root, System paths and explicit grants (stricter).
 //
-// # Choices where DESIGN is silent
+// # Choices made here
 //
 //   - First-match semantics inside grants: a path is masked when the
 //     policy does not permit it, judged by DecideResolved on the topmost

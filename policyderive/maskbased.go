@@ -39,7 +39,7 @@ func maskElements(pr *Profile, backend string) []Element {
 			out = append(out, Element{
 				Class: Looser, Subject: subject, Control: policy.ControlFSRead, Rule: r.Source, Inherent: true,
 				Detail: fmt.Sprintf("paths matching %q inside System trees (%s) stay readable", r.Pattern, strings.Join(systemTrees(pr), ", ")),
-				Reason: "System trees are trusted read-only system files and are not searched (DESIGN §4)",
+				Reason: "System trees are trusted read-only system files and are not searched",
 			})
 		}
 		if newPathsPossible(pr, r) {

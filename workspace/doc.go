@@ -82,7 +82,7 @@
 // # File tools and race safety
 //
 // ReadText, WriteText, EditText, ListFiles and Grep open exactly the file
-// the policy judged (DESIGN §2.5). The path is resolved (symlinks
+// the policy judged. The path is resolved (symlinks
 // followed) and judged; then the resolved path is opened without following
 // any symbolic link in any component — openat2 with RESOLVE_NO_SYMLINKS on
 // Linux, a component-by-component openat walk with O_NOFOLLOW where
@@ -93,7 +93,7 @@
 // walks (ListFiles, Grep) open every subdirectory relative to its verified
 // parent descriptor with O_NOFOLLOW and never follow links; Grep opens
 // each file relative to its directory's verified descriptor with
-// O_NOFOLLOW (DESIGN §2.5's "open the parent, then the final component"),
+// O_NOFOLLOW ("open the parent, then the final component"),
 // which saves a /proc lookup per file. Files are opened with O_NONBLOCK
 // and their type checked on the descriptor, so a FIFO never blocks a tool.
 //

@@ -41,6 +41,8 @@ func TestLocalOptionErrors(t *testing.T) {
 		{"typed nil executor", f.root, []workspace.Option{workspace.WithExecutor(nilLocal)}, nil},
 		{"missing root", filepath.Join(f.root, "nope"), nil, nil},
 		{"root is a file", file, nil, workspace.ErrNotRegular},
+		{"root is the file system root", "/", nil, nil},
+		{"root is the file system root, by another name", "/tmp/..", nil, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

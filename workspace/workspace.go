@@ -36,7 +36,7 @@ type Workspace struct {
 // Without options it uses the coding preset (policy.Coding), the user's home
 // directory, executor.NewLocal() (no OS sandbox) and no approver.
 //
-// The policy options follow the policy file's rules (DESIGN §2.1, §2.4):
+// The policy options follow the policy file's rules (the README's policy file reference):
 // WithPolicy is exclusive with WithMode and the shorthands, and
 // policy.Readonly with WithCommandRules is an error. Invalid options, an
 // invalid policy and a root that is not a directory are reported as
@@ -61,6 +61,9 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 	}
 	if !st.IsDir() {
 		return nil, &OptionError{Option: "root", Value: root, Reason: "the workspace root must be an existing directory", Err: &NotRegularError{Path: abs, Kind: kindOf(st.Mode())}}
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil && filepath.Dir(real) == real {
+		return nil, &OptionError{Option: "root", Value: root, Reason: "the workspace root cannot be the file system root: every path would be inside it (in coding mode, writable)"}
 	}
 	home := ""
 	if c.home != nil {

@@ -67,7 +67,7 @@
 // CGO_ENABLED=0 sandbox-probe (which the suite copies), --probe, or
 // $CORDON_PROBE; probe warns otherwise.
 //
-// # Choices where DESIGN is silent
+// # Choices made here
 //
 //   - sandbox-probe with no subcommand probes every available OS sandbox,
 //     not local: local enforces nothing and its column would be allowed

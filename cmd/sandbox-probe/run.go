@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -199,6 +200,21 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	w, err := workspace.Local(ws.root, opts...)
 	if err != nil {
 		return setupError(fmt.Errorf("run: %w", err))
+	}
+	if o.cwd != "" {
+		// A working directory outside the root is a mistake to report
+		// up front, not a read of the outside to approve.
+		dir := o.cwd
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(w.Root(), dir)
+		}
+		real, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			return usageErrorf("run: --cwd %s: %v", o.cwd, err)
+		}
+		if rel, err := filepath.Rel(w.Root(), real); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			return usageErrorf("run: --cwd %s is %s, outside the workspace root %s", o.cwd, real, w.Root())
+		}
 	}
 	s, err := w.Open(ctx)
 	if err != nil {

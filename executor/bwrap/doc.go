@@ -114,7 +114,7 @@
 // read-only (.git/hooks and .git/config as they are, directories as
 // directories), denied files covered by /dev/null read-only and denied
 // directories by an empty tmpfs, remounted read-only after everything is
-// mounted. That realises DESIGN's order — base, /dev, writable binds
+// mounted. That realises the derivation's order — base, /dev, writable binds
 // shallowest first, protected paths, masks — while a grant inside a mask
 // can still open it again. The workspace root is mounted at its own path.
 //
@@ -267,7 +267,7 @@
 // (/etc/shadow, host keys under /etc/ssh) stay readable where a System
 // path grants them. Run agents as an ordinary user.
 //
-// # Choices where DESIGN is silent
+// # Choices made here
 //
 //   - Config.ExtraBinds are approved grants (policy.Grant) for every
 //     command: they open paths the policy asks about, never paths it

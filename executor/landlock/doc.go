@@ -209,7 +209,7 @@
 // writable therefore means taking creation, removal and rename rights away
 // from every directory above it — the root and .git — so that nothing
 // could be created at the root of a repository and git commit could not
-// write .git/index.lock. DESIGN §2.6 requires normal git use to keep
+// write .git/index.lock. Normal git use must keep
 // working, so by default the executor does not render the protect masks:
 // the guard (internal/protectguard) snapshots the protected paths before
 // each command and after it removes new ones (hooks, a cloned repository's

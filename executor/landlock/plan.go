@@ -321,7 +321,7 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	if !cfg.KernelProtect {
 		add(policyderive.Element{Class: policyderive.Looser, Subject: "protected paths", Control: executor.ControlProtect, Inherent: true,
 			Detail: "writes to protected paths (.git/hooks, .git/config, ...) are not denied while the command runs: after it (and before every later command while a background process runs) they are undone — new ones removed, changed ones restored — and reported as violations; a host program running git in the workspace meanwhile can execute a planted hook or config",
-			Reason: "Landlock cannot deny writes below a writable directory without taking creation rights away from every directory above it, which would break git commit and every build at the root (DESIGN §2.6); Config.KernelProtect chooses that split instead",
+			Reason: "Landlock cannot deny writes below a writable directory without taking creation rights away from every directory above it, which would break git commit and every build at the root; Config.KernelProtect chooses that split instead",
 			Remedy: "set Config.KernelProtect, or use the bwrap backend (read-only mounts)"})
 	}
 	tree := policyderive.Element{Class: policyderive.Looser, Subject: "process tree", Control: executor.ControlProcessTree, Inherent: true,

@@ -7,7 +7,7 @@
 // that exist when a command starts; the guard undoes what masks cannot
 // see — protected paths created while the command runs (a repository
 // cloned or initialised deeper inside the workspace), and, where a backend
-// does not mask them at all, changes to existing ones (DESIGN §4).
+// does not mask them at all, changes to existing ones.
 //
 // # How it works
 //

@@ -42,7 +42,7 @@ func TestTable(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"landlock", "bwrap", "docker", "seatbelt", "local"} {
-		assert.True(t, seen[name], "DESIGN §7 names backend %s", name)
+		assert.True(t, seen[name], "the README's backend matrix names backend %s", name)
 	}
 	for _, name := range backends.AutoOrder {
 		b, err := backends.Lookup(name)

@@ -1,6 +1,6 @@
 // Package scan finds the existing paths that match deny and protect
 // patterns in the trees an OS sandbox grants, so that policyderive can
-// mask them: the mask search of DESIGN §4.
+// mask them: the mask search of the derivation (see policyderive and docs/architecture.md).
 //
 // A search takes the workspace root, further roots (the home directory,
 // explicit grants) and a list of Patterns, and returns every existing path

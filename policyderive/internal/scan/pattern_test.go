@@ -6,7 +6,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 )
 
-// testPattern compiles a pattern in the three forms of DESIGN §2.2, with
+// testPattern compiles a pattern in the three forms of policy.PathRule, with
 // doublestar globs, for tests and benchmarks: "/abs" (absolute, subtree),
 // "rel/path" (root-relative, subtree, inside only) and "name" (any
 // segment, inside on rel, outside on abs). It stands in for
