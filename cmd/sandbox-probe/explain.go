@@ -199,6 +199,7 @@ func (a *app) explain(o *explainOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	ws.announce(a.stderr)
 	c, err := ws.checker()
 	if err != nil {
 		return err

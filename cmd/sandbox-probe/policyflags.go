@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -39,6 +40,9 @@ type workspaceSpec struct {
 	policy *policy.Policy
 	// source is the policy file, or "coding preset".
 	source string
+	// discovered is set when a standard policy file (managed, user,
+	// project) was read: explain and run then name source on stderr.
+	discovered bool
 	// root is absolute and resolved; home is "" when unknown.
 	root, home string
 }
@@ -47,10 +51,14 @@ type workspaceSpec struct {
 // standard files that exist (unless --no-default-policies) and the
 // --policy files; the coding preset when there are none. Errors are setup
 // errors (exit status 2) naming the layer, file and line.
-func (f *policyFlags) loadPolicy(root, home string) (*policy.Policy, string, error) {
+func (f *policyFlags) loadPolicy(root, home string) (*policy.Policy, string, bool, error) {
 	stack, err := policy.LoadStack(f.files, root, home, !f.noDefaults)
 	if err == nil && len(stack) == 0 {
-		return policy.Coding.Policy(), "coding preset", nil
+		return policy.Coding.Policy(), "coding preset", false, nil
+	}
+	discovered := false
+	for _, l := range stack {
+		discovered = discovered || l.Kind != policy.LayerOptions
 	}
 	var p *policy.Policy
 	if err == nil {
@@ -61,12 +69,20 @@ func (f *policyFlags) loadPolicy(root, home string) (*policy.Policy, string, err
 		if errors.As(err, &se) && se.Kind == policy.LayerOptions && len(stack) <= 1 {
 			err = se.Err // a lone --policy file: its own error names it
 		}
-		return nil, "", setupError(fmt.Errorf("policy: %w", err))
+		return nil, "", false, setupError(fmt.Errorf("policy: %w", err))
 	}
 	if len(stack) == 1 {
-		return p, stack[0].File, nil
+		return p, stack[0].File, discovered, nil
 	}
-	return p, stack.Describe(), nil
+	return p, stack.Describe(), discovered, nil
+}
+
+// announce names the policy on w when a standard file was read, so a
+// policy found rather than given is never a surprise.
+func (w *workspaceSpec) announce(out io.Writer) {
+	if w.discovered {
+		fmt.Fprintf(out, "sandbox-probe: policy: %s\n", w.source)
+	}
 }
 
 // homeDir returns --home, else the user's home directory ("" when unknown).
@@ -110,11 +126,11 @@ func (f *policyFlags) load() (*workspaceSpec, error) {
 		return nil, setupError(fmt.Errorf("--root %q: not a directory", root))
 	}
 	home := f.homeDir()
-	p, source, err := f.loadPolicy(resolved, home)
+	p, source, discovered, err := f.loadPolicy(resolved, home)
 	if err != nil {
 		return nil, err
 	}
-	return &workspaceSpec{policy: p, source: source, root: resolved, home: home}, nil
+	return &workspaceSpec{policy: p, source: source, discovered: discovered, root: resolved, home: home}, nil
 }
 
 // checker compiles the policy for the workspace.

@@ -138,6 +138,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	ws.announce(a.stderr)
 	bo := a.backendOptions(o.bestEffort)
 	av := b.Check(ctx, bo)
 	if !av.Available {
