@@ -3,6 +3,8 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -22,17 +24,40 @@ func (w *Workspace) Instructions(ctx context.Context) string {
 
 // controlWords says in plain words what each control stops.
 var controlWords = map[executor.Control]string{
-	executor.ControlFSRead:      "reading files the policy does not allow",
-	executor.ControlFSWrite:     "writing files the policy does not allow",
-	executor.ControlFSNewFiles:  "denied and protected names created while the command runs",
-	executor.ControlFSMetadata:  "inspecting paths outside the allowed areas",
-	executor.ControlProtect:     "writing protected paths",
-	executor.ControlNetTCP:      "TCP connections when the network is off",
-	executor.ControlNetUDP:      "UDP traffic when the network is off",
-	executor.ControlNetUnix:     "connecting to Unix sockets outside the allowed areas",
-	executor.ControlNetAbstract: "reaching abstract Unix sockets outside the sandbox",
-	executor.ControlSignal:      "signalling processes outside the sandbox",
-	executor.ControlProcessTree: "leaving processes behind after a timeout",
+	executor.ControlFSRead:        "reading files the policy does not allow",
+	executor.ControlFSWrite:       "writing files the policy does not allow",
+	executor.ControlFSNewFiles:    "denied and protected names created while the command runs",
+	executor.ControlFSMetadata:    "inspecting paths outside the allowed areas",
+	executor.ControlProtect:       "writing protected paths",
+	executor.ControlNetTCP:        "TCP connections when the network is off",
+	executor.ControlNetUDP:        "UDP traffic when the network is off",
+	executor.ControlNetUnix:       "connecting to Unix sockets outside the allowed areas",
+	executor.ControlNetAbstract:   "reaching abstract Unix sockets outside the sandbox",
+	executor.ControlSignal:        "signalling processes outside the sandbox",
+	executor.ControlProcessTree:   "leaving processes behind after a timeout",
+	executor.ControlProcInfo:      "reading other processes' details",
+	executor.ControlHostProcess:   "reaching the memory of host processes",
+	executor.ControlKernelObjects: "the host's kernel keyrings and shared memory",
+	executor.ControlNetAllowList:  "the network allow-list",
+}
+
+// surfaceSummary names the default protected paths in groups; the
+// refusal of one names it exactly.
+const surfaceSummary = "git's hooks and config (`.git/hooks`, `.git/config`, `.gitmodules`), shell start-up files (`.bashrc`, `.profile`, …), and the settings of editors, agents, hook managers and package managers (`.vscode`, `.idea`, `.claude`, `.mcp.json`, `.husky`, `.npmrc`, …)"
+
+// pythonMarkers are root entries that say the project uses Python.
+var pythonMarkers = []string{".venv", "venv", "pyproject.toml", "requirements.txt", "setup.py", "setup.cfg", "Pipfile"}
+
+// usesPython reports whether the root looks like a Python project: one
+// of pythonMarkers, or a .py file at the root.
+func usesPython(root string) bool {
+	for _, m := range pythonMarkers {
+		if _, err := os.Lstat(filepath.Join(root, m)); err == nil {
+			return true
+		}
+	}
+	py, _ := filepath.Glob(filepath.Join(root, "*.py"))
+	return len(py) > 0
 }
 
 func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) string {
@@ -75,8 +100,13 @@ func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) str
 	if len(p.DeniedPaths) > 0 {
 		line("Denied paths, never readable or writable (a pattern without `/` matches a file or directory name at any depth, inside or outside the workspace): %s.", codeList(p.DeniedPaths))
 	}
-	if prot := p.Protect.Patterns(); len(prot) > 0 {
-		line("Protected paths, never writable at any depth, even if they do not exist yet: %s.", codeList(protectNames(prot)))
+	switch {
+	case !p.Protect.Disabled && len(p.Protect.Extra) > 0:
+		line("Protected paths, never writable at any depth, even if they do not exist yet: %s; also %s.", surfaceSummary, codeList(protectNames(p.Protect.Extra)))
+	case !p.Protect.Disabled:
+		line("Protected paths, never writable at any depth, even if they do not exist yet: %s.", surfaceSummary)
+	case len(p.Protect.Extra) > 0:
+		line("Protected paths, never writable at any depth, even if they do not exist yet: %s.", codeList(protectNames(p.Protect.Extra)))
 	}
 	switch {
 	case w.asker == nil:
@@ -115,10 +145,12 @@ func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) str
 		}
 		line("Commands also claim the paths they name: a command that reads or writes a path the policy refuses is refused or needs approval.")
 		w.sandboxLines(line, caps, p)
-		if _, explicit := w.env["PATH"]; explicit {
-			line("Python: PATH is fixed by this workspace, so virtualenvs are not activated automatically.")
-		} else {
-			line("Python: when the workspace has a virtualenv at `.venv` (or else `venv`) whose `bin` holds `python`, every command runs with it activated (its `bin` first on PATH, VIRTUAL_ENV set). Install packages into it (`python3 -m venv .venv`, then `pip install ...`), never system-wide.")
+		if usesPython(root) {
+			if _, explicit := w.env["PATH"]; explicit {
+				line("Python: PATH is fixed by this workspace, so virtualenvs are not activated automatically.")
+			} else {
+				line("Python: a virtualenv at `.venv` (or `venv`) is activated for every command. Install packages into it (`python3 -m venv .venv`, then `pip install ...`), never system-wide.")
+			}
 		}
 	}
 	if p.Write != policy.Deny {
@@ -142,21 +174,13 @@ func (w *Workspace) sandboxLines(line func(string, ...any), caps executor.Capabi
 	if !caps.Sandboxed || len(caps.Enforced) == 0 {
 		line("Sandbox: none. Commands are not sandboxed by the operating system (executor `%s`): the policy is checked against each command line before it runs, but nothing limits what the command does once it runs. Keep everything a command does within the rules above.", name)
 	} else {
-		var stops []string
-		for _, c := range caps.Enforced {
-			if wd, ok := controlWords[c]; ok {
-				stops = append(stops, wd)
-			} else {
-				stops = append(stops, string(c))
-			}
-		}
-		line("Sandbox: commands run in an OS sandbox (`%s`) derived from this policy. It stops %s.", name, strings.Join(stops, "; "))
+		line("Sandbox: commands run in an OS sandbox (`%s`) derived from this policy: what the policy refuses, the operating system refuses too (`Permission denied`, `Read-only file system`).", name)
 		if len(caps.Gaps) > 0 {
 			gaps := make([]string, len(caps.Gaps))
 			for i, g := range caps.Gaps {
 				wd := controlWords[g.Control]
 				if wd == "" {
-					wd = string(g.Control)
+					wd = "an isolation this host lacks"
 				}
 				gaps[i] = fmt.Sprintf("%s (%s)", wd, g.Reason)
 			}

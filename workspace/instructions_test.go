@@ -95,4 +95,12 @@ func TestInstructionsHonesty(t *testing.T) {
 	assert.NotContains(t, sb, "Sandbox: none.")
 	assert.Contains(t, sb, "no netns")
 	assert.Contains(t, sb, "not enforced here", "network none is not claimed without net-tcp")
+	for _, id := range []string{"host-process", "kernel-objects", "fs-read", "net-tcp"} {
+		assert.NotContains(t, sb, id, "no capability ids for a model")
+	}
+
+	// Language advice only where the project uses the language.
+	assert.NotContains(t, local, "Python:")
+	require.NoError(t, os.WriteFile(filepath.Join(f.root, "pyproject.toml"), nil, 0o644))
+	assert.Contains(t, f.open(t).Instructions(), "Python: a virtualenv")
 }
