@@ -79,7 +79,7 @@
 //	1    5.13    file system (no refer, no truncate)          under network none: socket(2) for every
 //	2    5.19    + rename/link across directories (refer)      family but AF_UNIX (TCP, UDP, MPTCP, SCTP,
 //	3    6.2     + truncate                                    ICMP, raw, netlink, vsock) — with the private
-//	                                                             loopback, all but AF_UNIX/INET/INET6/NETLINK;
+//	                                                             loopback, all but AF_UNIX and TCP/UDP/ICMP;
 //	4    6.7     + TCP bind and connect                        below ABI 9: socket(AF_UNIX), unless a
 //	5    6.10    + ioctl on devices                            grant names a socket (socketpair works);
 //	6    6.12    + abstract Unix sockets, signals (scopes)     always: io_uring_setup/enter/register
@@ -99,14 +99,19 @@
 // private loopback (unless Config.NoLoopback), so test servers on
 // 127.0.0.1 work as under bwrap and docker: as root one network namespace
 // whose only interface is loopback, made by the executor on first use and
-// shared by its commands (procgroup's NetNS: a setns on the launching
-// thread, no per-command cost beyond it; commands of one executor can
-// reach each other's servers, as in docker's session container); as
-// another user the command's child makes one of its own, as for the
-// allow-list below (the listener it hands over is closed). Landlock then
-// leaves TCP alone and the filter allows only AF_UNIX, AF_INET, AF_INET6
-// and AF_NETLINK (which stay in the namespace; AF_VSOCK, AF_PACKET and the
-// rest are refused). Where no namespace can be had (no root, no user
+// shared by its commands (forked from one launcher thread that lives in
+// it; commands of one executor can reach each other's servers, and take
+// over a port another binds with SO_REUSEPORT, as in docker's session
+// container); as another user the command's child makes one of its own,
+// as for the allow-list below (the listener it hands over is closed).
+// Landlock then leaves TCP alone and the filter allows only AF_UNIX,
+// AF_INET and AF_INET6, and for those only TCP, UDP and ICMP, which stay
+// in the namespace: AF_NETLINK is refused (a nested user namespace would
+// otherwise reach nf_tables and the rest of rtnetlink, and the executor's
+// namespace receives the host's device events), as are AF_VSOCK (the
+// hypervisor), AF_PACKET, SCTP and DCCP (module loading) and the rest.
+// The private loopback needs the seccomp filter; without one network none
+// stays as below. Where no namespace can be had (no root, no user
 // namespaces with capabilities) or with NoLoopback, network none handles
 // TCP (ABI ≥ 4) with no port allowed and the filter denies every socket
 // family but AF_UNIX; Describe's Info["loopback"] says which.

@@ -40,7 +40,7 @@ func (x *Executor) Explain(ctx context.Context, req *executor.Request) (*Explana
 		what string
 	}{
 		{pl.filter.inet, "socket(2) for every family but AF_UNIX"},
-		{pl.filter.loopback, "socket(2) for every family but AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK"},
+		{pl.filter.loopback, "socket(2) for every family but AF_UNIX, AF_INET and AF_INET6, and for those two every protocol but TCP, UDP and ICMP"},
 		{pl.filter.unix, "socket(AF_UNIX)"},
 		{pl.filter.ioURing, "io_uring"},
 		{pl.filter.kernelObjects, "kernel keyrings and System V IPC"},

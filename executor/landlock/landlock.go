@@ -22,6 +22,7 @@ import (
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/executor/internal/backend"
 	"github.com/cordon-sandbox/cordon/internal/abspath"
+	"github.com/cordon-sandbox/cordon/internal/launcher"
 	"github.com/cordon-sandbox/cordon/internal/netallow"
 	"github.com/cordon-sandbox/cordon/internal/netns"
 	"github.com/cordon-sandbox/cordon/internal/pathwatch"
@@ -253,9 +254,9 @@ type run struct {
 	// handoff receives the proxy listener the command's child makes in
 	// its own network namespace (not root).
 	handoff *netHandoff
-	// loop is the executor's loopback-only namespace the command starts
-	// in (network none, as root), or nil.
-	loop *netns.Namespace
+	// loop is the launcher thread in the executor's loopback-only
+	// namespace that starts the command (network none, as root), or nil.
+	loop *launcher.Launcher
 	// kept are the descriptors of the kept mount namespace the command
 	// joins (nil: it makes its own).
 	kept *keptNS
@@ -437,7 +438,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			Timeout:      req.Timeout,
 			OutputLimit:  req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 			WaitDelay:    x.cfg.WaitDelay,
-			StartProcess: spawner(ref.rs, r.cgroupProcs(), r.handoff, r.kept),
+			StartProcess: r.onLoop(spawner(ref.rs, r.cgroupProcs(), r.handoff, r.kept)),
 			NetNS:        r.netNS(),
 		}
 		return r, nil
@@ -488,6 +489,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		WaitDelay:   x.cfg.WaitDelay,
 		ExtraFiles:  files,
 		NetNS:       r.netNS(),
+		Launcher:    r.loop, // nil: the default
 	}
 	if ref.rs.mounts == mountsUserNS {
 		r.spec.StartProcess = userNSStart(ref.rs, r.handoff)
@@ -562,43 +564,72 @@ func (r *run) end(ctx context.Context) []string {
 // netNS is the command's private network namespace, or nil.
 func (r *run) netNS() *netns.Namespace {
 	if r.net == nil {
-		return r.loop
+		return nil
 	}
 	return r.net.NS
 }
 
-// loopNS is a loopback-only network namespace made once, on first use.
+// onLoop returns start run on the loopback namespace's launcher thread
+// when the command starts there (a custom starter forks from the thread
+// that calls it), else start itself.
+func (r *run) onLoop(start func(string, []string, *os.ProcAttr) (*os.Process, error)) func(string, []string, *os.ProcAttr) (*os.Process, error) {
+	l := r.loop
+	if l == nil {
+		return start
+	}
+	return func(name string, argv []string, attr *os.ProcAttr) (p *os.Process, err error) {
+		if rerr := l.Run(func() { p, err = start(name, argv, attr) }); rerr != nil {
+			return nil, rerr
+		}
+		return p, err
+	}
+}
+
+// loopNS is a loopback-only network namespace made once, on first use,
+// and a launcher thread that lives in it: every command of the executor
+// under network none (as root) is forked from that thread, so a start
+// costs no thread and no setns of its own.
 type loopNS struct {
 	mu  sync.Mutex
 	ns  *netns.Namespace
+	l   *launcher.Launcher
 	err error
 	// closed is set by close: no namespace is made after it.
 	closed bool
 }
 
-// get returns the namespace, making it on the first call.
-func (l *loopNS) get() (*netns.Namespace, error) {
+// get returns the launcher thread in the namespace, making both on the
+// first call.
+func (l *loopNS) get() (*launcher.Launcher, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return nil, executor.ErrClosed
 	}
-	if l.ns == nil && l.err == nil {
-		l.ns, l.err = netns.New()
+	if l.l == nil && l.err == nil {
+		if l.ns, l.err = netns.New(); l.err == nil {
+			// No no_new_privs on the thread: each command sets its own.
+			if l.l, l.err = launcher.New(l.ns.EnterThread); l.err != nil {
+				l.ns.Close()
+				l.ns = nil
+			}
+		}
 	}
-	return l.ns, l.err
+	return l.l, l.err
 }
 
-// close releases the namespace (commands still in it keep it alive).
+// close ends the launcher thread and releases the namespace (commands
+// still in it keep it alive).
 func (l *loopNS) close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.closed = true
-	if l.ns == nil {
+	if l.l == nil {
 		return nil
 	}
+	l.l.Close()
 	err := l.ns.Close()
-	l.ns = nil
+	l.l, l.ns = nil, nil
 	return err
 }
 
@@ -789,12 +820,14 @@ func (x *Executor) describe() executor.Capabilities {
 		caps.Info["reaper"] = "this process is a child subreaper (Config.ReapOrphans, Linux 3.4): processes that leave a command's tree are killed when any command ends"
 	}
 	switch {
+	case !x.feat.seccomp:
+		caps.Info["loopback"] = "none: no seccomp filter (" + x.feat.seccompWhy + "), which the private loopback needs to keep the namespace's sockets to TCP, UDP and ICMP"
 	case x.cfg.NoLoopback:
 		caps.Info["loopback"] = "none: Config.NoLoopback: under network none the seccomp filter refuses every socket but AF_UNIX, so a server on 127.0.0.1 (a test server) cannot run"
 	case x.feat.abi == 0:
 		caps.Info["loopback"] = "none: there is no Landlock"
 	case x.feat.netnsWhy == "":
-		caps.Info["loopback"] = "shared: under network none commands run in one private network namespace of this executor whose only interface is loopback (servers on 127.0.0.1 and ::1 work; commands of this executor can reach each other's servers; nothing outside is reachable); needs CAP_SYS_ADMIN (root)"
+		caps.Info["loopback"] = "shared: under network none commands run in one private network namespace of this executor whose only interface is loopback (servers on 127.0.0.1 and ::1 work; commands of this executor can reach each other's servers and take over each other's ports with SO_REUSEPORT; only TCP, UDP and ICMP sockets besides AF_UNIX; nothing outside is reachable); needs CAP_SYS_ADMIN (root) and the seccomp filter"
 	case x.feat.mounts == mountsUserNS && x.feat.childNetWhy == "":
 		caps.Info["loopback"] = "per command: under network none each command's child makes a private network namespace in its user namespace whose only interface is loopback (servers on 127.0.0.1 and ::1 work; nothing outside is reachable); needs unprivileged user namespaces with capabilities"
 	default:

@@ -49,8 +49,9 @@ type features struct {
 type filterSpec struct {
 	// inet denies socket(2) for every family but AF_UNIX (network none).
 	inet bool
-	// loopback denies socket(2) for every family but AF_UNIX, AF_INET,
-	// AF_INET6 and AF_NETLINK (network none in a loopback-only namespace).
+	// loopback denies socket(2) for every family but AF_UNIX, AF_INET and
+	// AF_INET6, and for those two every protocol but TCP, UDP and ICMP
+	// (network none in a loopback-only namespace).
 	loopback bool
 	// unix denies socket(2) for AF_UNIX (pathname Unix sockets cannot be
 	// restricted by Landlock below ABI 9); socketpair(2) stays allowed.
@@ -166,7 +167,9 @@ func assess(pr *policyderive.Profile, f features, cfg Config) *plan {
 	}
 	// Network none: a private loopback where a namespace can be had.
 	loopback, loopChild := false, false
-	if pr.Network == policy.NetworkNone && !cfg.NoLoopback && abi > 0 {
+	if pr.Network == policy.NetworkNone && !cfg.NoLoopback && abi > 0 && f.seccomp {
+		// (Without the filter nothing would bound the socket families:
+		// AF_VSOCK reaches the hypervisor from any namespace.)
 		loopback = f.netnsWhy == ""
 		loopChild = !loopback && f.mounts == mountsUserNS && f.childNetWhy == ""
 	}

@@ -156,12 +156,20 @@ func TestLoopbackPlan(t *testing.T) {
 		{"user namespace", child, Config{}, false, true, loop},
 		{"neither", neither, Config{}, false, false, none},
 		{"NoLoopback", root, Config{NoLoopback: true}, false, false, none},
+		// Found by an attack review: without the filter nothing bounds
+		// the families (vsock reaches the hypervisor from any namespace).
+		{"no seccomp", features{abi: 7, arch: "amd64"}, Config{}, false, false, filterSpec{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := assess(pr, tc.f, tc.cfg)
 			assert.Equal(t, tc.loopback, pl.loopback)
 			assert.Equal(t, tc.child, pl.loopbackChild)
 			assert.Equal(t, tc.filter, pl.filter)
+			if !tc.f.seccomp {
+				// UDP and the other sockets stay reported.
+				assert.Contains(t, controls(pl.blocking), executor.ControlNetUDP)
+				return
+			}
 			assert.Empty(t, pl.blocking)
 			if tc.loopback || tc.child {
 				assert.Zero(t, pl.ruleset.HandledNet, "the namespace confines TCP")

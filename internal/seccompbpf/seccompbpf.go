@@ -33,10 +33,14 @@ const (
 	errEACCES = 13
 	errENOSYS = 38
 
-	afUnix    = 1  // AF_UNIX
-	afInet    = 2  // AF_INET
-	afInet6   = 10 // AF_INET6
-	afNetlink = 16 // AF_NETLINK
+	afUnix  = 1  // AF_UNIX
+	afInet  = 2  // AF_INET
+	afInet6 = 10 // AF_INET6
+
+	ipprotoICMP   = 1
+	ipprotoTCP    = 6
+	ipprotoUDP    = 17
+	ipprotoICMPv6 = 58
 
 	prioUser      = 2 // PRIO_USER
 	ioprioWhoUser = 3 // IOPRIO_WHO_USER
@@ -53,6 +57,7 @@ const (
 	offArch  = 4
 	offArg0  = 16
 	offArg1  = 24
+	offArg2  = 32
 	dataSize = 64
 )
 
@@ -105,11 +110,14 @@ type Insn struct {
 type Spec struct {
 	// Inet denies socket(2) for every family but AF_UNIX (network none).
 	Inet bool
-	// Loopback denies socket(2) for every family but AF_UNIX, AF_INET,
-	// AF_INET6 and AF_NETLINK (network none in a private network
-	// namespace whose only interface is loopback: those families stay
-	// in the namespace, while AF_VSOCK, say, would reach a hypervisor
-	// and others the host's devices). Inet wins over it.
+	// Loopback denies socket(2) for every family but AF_UNIX, AF_INET and
+	// AF_INET6, and for those two every protocol but the default (0),
+	// TCP, UDP, ICMP and ICMPv6 (network none in a private network
+	// namespace whose only interface is loopback: those stay in the
+	// namespace, while AF_VSOCK would reach a hypervisor, AF_NETLINK the
+	// kernel's network configuration — nf_tables in a nested user
+	// namespace, host device events — and SCTP or DCCP would load kernel
+	// modules). Inet wins over it.
 	Loopback bool
 	// Unix denies socket(2) for AF_UNIX: pathname Unix sockets that no
 	// mount or Landlock rule can keep a command from connecting to;
@@ -276,11 +284,19 @@ func Build(spec Spec, arch string) ([]Insn, error) {
 				a.jump(bpfJeqK, afUnix, "allow", "")
 			}
 			if !spec.Inet {
-				for _, fam := range []uint32{afInet, afInet6, afNetlink} {
-					a.jump(bpfJeqK, fam, "allow", "")
-				}
+				a.jump(bpfJeqK, afInet, "inetproto", "")
+				a.jump(bpfJeqK, afInet6, "inetproto", "")
 			}
 			a.ret(retErrno | errEACCES)
+			if !spec.Inet {
+				// (family, type, protocol): the protocols allowed.
+				a.label("inetproto")
+				a.stmt(bpfLdWAbs, offArg2)
+				for _, proto := range []uint32{0, ipprotoICMP, ipprotoTCP, ipprotoUDP, ipprotoICMPv6} {
+					a.jump(bpfJeqK, proto, "allow", "")
+				}
+				a.ret(retErrno | errEACCES)
+			}
 		default:
 			a.jump(bpfJeqK, afUnix, "eacces", "")
 			a.ret(retAllow)

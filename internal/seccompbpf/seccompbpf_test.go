@@ -11,9 +11,9 @@ import (
 
 // call is one system call as the filter sees it (struct seccomp_data).
 type call struct {
-	arch       uint32
-	nr         uint32
-	arg0, arg1 uint64
+	arch             uint32
+	nr               uint32
+	arg0, arg1, arg2 uint64
 }
 
 // runBPF interprets the subset of classic BPF the filter uses, like the
@@ -25,6 +25,7 @@ func runBPF(prog []Insn, c call) (uint32, error) {
 	binary.LittleEndian.PutUint32(data[offArch:], c.arch)
 	binary.LittleEndian.PutUint64(data[offArg0:], c.arg0)
 	binary.LittleEndian.PutUint64(data[offArg1:], c.arg1)
+	binary.LittleEndian.PutUint64(data[offArg2:], c.arg2)
 	var a uint32
 	for pc := 0; pc < len(prog); pc++ {
 		in := prog[pc]
@@ -105,7 +106,15 @@ func TestSeccompFilter(t *testing.T) {
 					{"AF_UNIX with high bits set", socket(1<<32 | afUnix), want(spec.Unix)},
 					{"AF_INET", socket(afINET), want(spec.Inet)},
 					{"AF_INET6", socket(afINET6), want(spec.Inet)},
-					{"AF_NETLINK", socket(afNETLINK), want(spec.Inet)},
+					{"AF_NETLINK", socket(afNETLINK), want(spec.Inet || spec.Loopback)},
+					// Loopback keeps TCP, UDP and ICMP only: SCTP and
+					// DCCP would load kernel modules.
+					{"AF_INET TCP", call{arch: ai.audit, nr: ai.socket, arg0: afINET, arg2: 6}, want(spec.Inet)},
+					{"AF_INET6 UDP", call{arch: ai.audit, nr: ai.socket, arg0: afINET6, arg2: 17}, want(spec.Inet)},
+					{"AF_INET6 ICMPv6", call{arch: ai.audit, nr: ai.socket, arg0: afINET6, arg2: 58}, want(spec.Inet)},
+					{"AF_INET SCTP", call{arch: ai.audit, nr: ai.socket, arg0: afINET, arg2: 132}, want(spec.Inet || spec.Loopback)},
+					{"AF_INET6 DCCP", call{arch: ai.audit, nr: ai.socket, arg0: afINET6, arg2: 33}, want(spec.Inet || spec.Loopback)},
+					{"AF_INET MPTCP", call{arch: ai.audit, nr: ai.socket, arg0: afINET, arg2: 262}, want(spec.Inet || spec.Loopback)},
 					// Loopback keeps only the families that stay in a
 					// network namespace.
 					{"AF_VSOCK", socket(afVSOCK), want(spec.Inet || spec.Loopback)},
