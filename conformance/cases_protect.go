@@ -216,13 +216,20 @@ func caseGitWorks(c *caseRun) {
 	if probeRes.ExitCode != 0 {
 		c.unsupportedf("git is not available inside the sandbox")
 	}
+	c.commitSeen(gitTool, "")
+}
+
+// commitSeen runs prefix (a command ending in "&& ", or "") and then a
+// commit of a new file inside the sandbox, and passes when the host's own
+// git log and git show in the root see that commit and the file.
+func (c *caseRun) commitSeen(gitTool, prefix string) {
 	tok := token("git")
-	cmd := "printf '%s\\n' " + tok + " > f.txt && git add f.txt && git -c user.name=cordon -c user.email=cordon@example.invalid commit -q -m msg-" + tok
+	cmd := prefix + "printf '%s\\n' " + tok + " > f.txt && git add f.txt && git -c user.name=cordon -c user.email=cordon@example.invalid commit -q -m msg-" + tok
 	committed := func(c *caseRun) func(*executor.Result) (bool, string) {
-		return func(*executor.Result) (bool, string) {
+		return func(res *executor.Result) (bool, string) {
 			host := func(args ...string) string {
 				cmd := exec.CommandContext(c.ctx, gitTool, append([]string{"-C", c.fx.root}, args...)...)
-				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+c.fx.home)
+				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
 				out, err := cmd.CombinedOutput()
 				if err != nil {
 					return "error: " + err.Error() + ": " + string(bytes.TrimSpace(out))
@@ -231,7 +238,7 @@ func caseGitWorks(c *caseRun) {
 			}
 			subject, file := host("log", "-1", "--format=%s"), host("show", "HEAD:f.txt")
 			ok := subject == "msg-"+tok && file == tok
-			return ok, fmt.Sprintf("host git log -1: %q; git show HEAD:f.txt: %q", clip(subject, 200), clip(file, 200))
+			return ok, fmt.Sprintf("host git log -1: %q; git show HEAD:f.txt: %q (stderr inside: %s)", clip(subject, 200), clip(file, 200), clip(string(res.Stderr), 200))
 		}
 	}
 	c.permit(committed, c.act(cmd, nil))
@@ -642,26 +649,7 @@ func (c *caseRun) freshRootGit() string {
 }
 
 func caseGitInitRoot(c *caseRun) {
-	gitTool := c.freshRootGit()
-	tok := token("init")
-	cmd := "git init -q && printf '%s\\n' " + tok + " > f.txt && git add f.txt && git -c user.name=cordon -c user.email=cordon@example.invalid commit -q -m msg-" + tok
-	committed := func(c *caseRun) func(*executor.Result) (bool, string) {
-		return func(res *executor.Result) (bool, string) {
-			host := func(args ...string) string {
-				cmd := exec.CommandContext(c.ctx, gitTool, append([]string{"-C", c.fx.root}, args...)...)
-				cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "HOME="+c.fx.home)
-				out, err := cmd.CombinedOutput()
-				if err != nil {
-					return "error: " + err.Error() + ": " + string(bytes.TrimSpace(out))
-				}
-				return string(bytes.TrimSpace(out))
-			}
-			subject, file := host("log", "-1", "--format=%s"), host("show", "HEAD:f.txt")
-			ok := subject == "msg-"+tok && file == tok
-			return ok, fmt.Sprintf("host git log -1: %q; git show HEAD:f.txt: %q (stderr inside: %s)", clip(subject, 200), clip(file, 200), clip(string(res.Stderr), 200))
-		}
-	}
-	c.permit(committed, c.act(cmd, nil))
+	c.commitSeen(c.freshRootGit(), "git init -q && ")
 }
 
 func caseGitInitRootFsmonitor(c *caseRun) {
