@@ -509,6 +509,7 @@ func TestCommandGitInit(t *testing.T) {
 		{"git init $D", Ask},
 		{"git init -b main new", Allow},
 		{"git init -qb main new", Allow},
+		{"git init -b old", Allow}, // old is the branch: .git here is new
 		// Found by an attack review: option values were taken for the
 		// directory, and --git-dir, GIT_DIR and templates were not
 		// looked at, so these re-initialised old (its config, a

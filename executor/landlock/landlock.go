@@ -127,7 +127,8 @@ type Executor struct {
 	// net is the network allow-list proxy of the executor's commands.
 	net *netallow.Gate
 	// loop is the private network namespace (loopback only) shared by
-	// the commands under network none, made by the first (as root).
+	// the commands under network none, and the launcher thread in it that
+	// forks them, made for the first (as root).
 	loop loopNS
 
 	// bestEffort holds the gaps of profiles run in best effort, for Describe.

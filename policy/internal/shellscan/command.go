@@ -898,9 +898,12 @@ func (w *walker) git(seg *Segment, cur []xword, cst *cwdState, skip []bool) *cwd
 		w.claim(&rest[gitOps[0]], Write, "writer argument", cst)
 	case sub == "init", sub == "worktree", sub == "bundle":
 		// git init writes .git in the working directory (or -C);
-		// worktree and bundle write their path operands.
-		for _, k := range gitOps {
-			w.claim(&rest[k], Write, "writer argument", cst)
+		// worktree and bundle write their path operands (init's
+		// words are option values: initOperand found no operand).
+		if sub != "init" {
+			for _, k := range gitOps {
+				w.claim(&rest[k], Write, "writer argument", cst)
+			}
 		}
 		if sub == "init" {
 			here := xword{Word: Word{Value: ".git"}, raw: "git init", path: ".git"}

@@ -124,9 +124,9 @@ func initOperand(rest []xword) (op int, redirect bool) {
 }
 
 // gitWriteOperands are subcommands whose operands (after options) are
-// paths git creates or writes: the first operand (bundle create FILE,
-// merge-file CURRENT, init DIR), or, for worktree add, the path.
-var gitWriteOperands = map[string]bool{"init": true, "merge-file": true}
+// paths git creates or writes: the first operand (merge-file CURRENT).
+// git init's directory is initOperand's.
+var gitWriteOperands = map[string]bool{"merge-file": true}
 
 // gitConfigWrite reports git subcommands that rewrite the repository's
 // configuration (.git/config, a protected path) as a side effect: remotes,
