@@ -55,7 +55,7 @@ func (d *Decision) UnmarshalText(b []byte) error {
 	case "deny":
 		*d = Deny
 	default:
-		return &TextError{Kind: "decision", Value: string(b)}
+		return &TextError{Kind: "decision", Value: string(b), Valid: []string{"allow", "ask", "deny"}}
 	}
 	return nil
 }
@@ -116,7 +116,7 @@ func (o *Op) UnmarshalText(b []byte) error {
 	case "write":
 		*o = Write
 	default:
-		return &TextError{Kind: "op", Value: string(b)}
+		return &TextError{Kind: "op", Value: string(b), Valid: []string{"read", "write"}}
 	}
 	return nil
 }
@@ -172,7 +172,7 @@ func (n *Network) UnmarshalText(b []byte) error {
 	case "allowlist":
 		*n = NetworkAllowList
 	default:
-		return &TextError{Kind: "network", Value: string(b)}
+		return &TextError{Kind: "network", Value: string(b), Valid: []string{"none", "full", "allowlist"}}
 	}
 	return nil
 }

@@ -89,7 +89,8 @@ func TestDecisionText(t *testing.T) {
 	err := d.UnmarshalText([]byte("maybe"))
 	var te *TextError
 	require.ErrorAs(t, err, &te)
-	assert.Equal(t, TextError{Kind: "decision", Value: "maybe"}, *te, "the error names the bad value")
+	assert.Equal(t, TextError{Kind: "decision", Value: "maybe", Valid: []string{"allow", "ask", "deny"}}, *te, "the error names the bad value")
+	assert.Equal(t, `invalid decision "maybe" (valid: allow, ask, deny)`, err.Error(), "and lists the valid ones")
 	assert.ErrorIs(t, err, ErrInvalidValue)
 	assert.Equal(t, Deny, Strictest(Allow, Deny, Ask))
 	assert.Equal(t, Ask, Strictest(Allow, Ask))
@@ -102,12 +103,13 @@ func TestDecisionText(t *testing.T) {
 	}
 	var m Mode
 	require.ErrorAs(t, m.UnmarshalText([]byte("yolo")), &te)
-	assert.Equal(t, TextError{Kind: "mode", Value: "yolo"}, *te)
+	assert.Equal(t, TextError{Kind: "mode", Value: "yolo", Valid: []string{"readonly", "coding", "trusted"}}, *te)
 	var o Op
 	require.ErrorAs(t, o.UnmarshalText([]byte("exec")), &te)
-	assert.Equal(t, TextError{Kind: "op", Value: "exec"}, *te)
+	assert.Equal(t, TextError{Kind: "op", Value: "exec", Valid: []string{"read", "write"}}, *te)
 	var n Network
-	assert.Error(t, n.UnmarshalText([]byte("proxy")))
+	require.ErrorAs(t, n.UnmarshalText([]byte("proxy")), &te)
+	assert.Equal(t, TextError{Kind: "network", Value: "proxy", Valid: []string{"none", "full", "allowlist"}}, *te)
 }
 
 func TestPathRuleOrder(t *testing.T) {

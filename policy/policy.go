@@ -59,7 +59,7 @@ func (m *Mode) UnmarshalText(b []byte) error {
 	case "trusted":
 		*m = Trusted
 	default:
-		return &TextError{Kind: "mode", Value: string(b)}
+		return &TextError{Kind: "mode", Value: string(b), Valid: []string{"readonly", "coding", "trusted"}}
 	}
 	return nil
 }

@@ -134,9 +134,17 @@ type TextError struct {
 	Kind string
 	// Value is the text given.
 	Value string
+	// Valid lists the accepted values, in the order the error prints them.
+	Valid []string
 }
 
-func (e *TextError) Error() string { return fmt.Sprintf("invalid %s %q", e.Kind, e.Value) }
+func (e *TextError) Error() string {
+	msg := fmt.Sprintf("invalid %s %q", e.Kind, e.Value)
+	if len(e.Valid) > 0 {
+		msg += " (valid: " + strings.Join(e.Valid, ", ") + ")"
+	}
+	return msg
+}
 
 // Unwrap returns ErrInvalidValue.
 func (e *TextError) Unwrap() error { return ErrInvalidValue }
