@@ -284,6 +284,10 @@ type Origin struct {
 	Start, End int
 	// Name prefixes the rule's name: "managed /etc/cordon/policy.yaml: ".
 	Name string
+	// Label, when set, is the whole name of every item of the run, for
+	// rules no file holds (the workspace's toolchain caches:
+	// "toolchain cache: go module cache (go env GOMODCACHE)").
+	Label string
 }
 
 // source names item i of list: "denied_paths[0]", or with its layer
@@ -292,6 +296,9 @@ type Origin struct {
 func (p *Policy) source(list string, i int) string {
 	for _, o := range p.Origins {
 		if o.List == list && i >= o.Start && i < o.End {
+			if o.Label != "" {
+				return o.Label
+			}
 			return o.Name + list + "[" + strconv.Itoa(i-o.Start) + "]"
 		}
 	}

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"github.com/cordon-sandbox/cordon/toolcache"
 	"os"
 	"path/filepath"
 	"sort"
@@ -28,7 +29,10 @@ func allowedEnv(k string) bool {
 // HOME set to the workspace's home (removed when the home is unknown),
 // TMPDIR set to the executor's temporary directory when it has one
 // (executor.TempDirer), GIT_CONFIG_GLOBAL=/dev/null when a sandbox hides
-// the user's git config (gitConfigHidden), the WithEnv additions on top,
+// the user's git config (gitConfigHidden), the toolchain caches'
+// variables when sandboxed (GOMODCACHE, GOCACHE, ...: package toolcache;
+// they replace inherited values, which name caches the sandbox does not
+// grant), the WithEnv additions on top,
 // then the root's virtualenv activated unless WithEnv set PATH.
 func (w *Workspace) commandEnv(sandboxed bool) []string {
 	m := make(map[string]string, len(envAllowlist)+len(w.env)+2)
@@ -56,6 +60,11 @@ func (w *Workspace) commandEnv(sandboxed bool) []string {
 	}
 	if _, set := m["GIT_CONFIG_GLOBAL"]; !set && sandboxed && w.gitConfigHidden() {
 		m["GIT_CONFIG_GLOBAL"] = os.DevNull
+	}
+	if sandboxed {
+		for k, v := range toolcache.Env(w.caches) {
+			m[k] = v
+		}
 	}
 	for k, v := range w.env {
 		m[k] = v

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/toolcache"
 	"os"
 	"path/filepath"
 	"slices"
@@ -145,6 +146,9 @@ func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) str
 		}
 		line("Commands also claim the paths they name: a command that reads or writes a path the policy refuses is refused or needs approval.")
 		w.sandboxLines(line, caps, p)
+		if caps.Sandboxed && len(w.caches) > 0 {
+			line("Toolchains: %s. Packages not already there cannot be added to them from here.", cacheSummary(w.caches))
+		}
 		if usesPython(root) {
 			if _, explicit := w.env["PATH"]; explicit {
 				line("Python: PATH is fixed by this workspace, so virtualenvs are not activated automatically.")
@@ -256,4 +260,18 @@ func protectNames(ps []string) []string {
 		out[i] = strings.TrimPrefix(p, "**/")
 	}
 	return out
+}
+
+// cacheSummary lists the toolchain caches in words: "the go module cache
+// is readable, a go build cache of this workspace's own is writable".
+func cacheSummary(caches []toolcache.Cache) string {
+	parts := make([]string, 0, len(caches))
+	for _, c := range caches {
+		if c.Write {
+			parts = append(parts, fmt.Sprintf("a %s %s of this workspace's own is writable", c.Tool, c.Kind))
+		} else {
+			parts = append(parts, fmt.Sprintf("the %s %s is readable", c.Tool, c.Kind))
+		}
+	}
+	return strings.Join(parts, ", ")
 }

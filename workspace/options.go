@@ -1,7 +1,10 @@
 package workspace
 
 import (
+	"slices"
+
 	"context"
+	"github.com/cordon-sandbox/cordon/toolcache"
 	"log/slog"
 	"path/filepath"
 	"reflect"
@@ -43,6 +46,22 @@ type config struct {
 	autoAllow    *bool
 	home         *string
 	logger       *slog.Logger
+	// toolchains holds WithToolchainCaches' caches; nil means detect.
+	toolchains *[]toolcache.Cache
+}
+
+// WithToolchainCaches sets the toolchain caches commands get (see package
+// toolcache) instead of the ones Local detects: none turns them off. The
+// CLI passes the caches it detected and showed.
+func WithToolchainCaches(caches ...toolcache.Cache) Option {
+	return func(c *config) error {
+		cs := slices.Clone(caches)
+		if cs == nil {
+			cs = []toolcache.Cache{}
+		}
+		c.toolchains = &cs
+		return nil
+	}
 }
 
 // WithMode selects the preset policy (default policy.Coding). The

@@ -3,6 +3,7 @@ package workspace
 import (
 	"context"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/toolcache"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -30,6 +31,7 @@ type Workspace struct {
 	parentEnv    []string // os.Environ() at Local
 	log          *slog.Logger
 	locks        pathLocks
+	caches       []toolcache.Cache // toolchain caches granted (commandEnv)
 }
 
 // Local returns the workspace rooted at root, a directory on this machine.
@@ -78,6 +80,25 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	log := c.logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var caches []toolcache.Cache
+	if c.toolchains != nil {
+		caches = *c.toolchains
+	} else if p.AllowShell {
+		if real, err := filepath.EvalSymlinks(abs); err == nil {
+			var derr error
+			caches, derr = toolcache.Detect(context.Background(), toolcache.Options{Root: real, Home: home})
+			if derr != nil {
+				log.Warn("toolchain caches not granted", "err", derr)
+			}
+		}
+	}
+	if len(caches) > 0 {
+		p = toolcache.Extend(p, caches)
+	}
 	checker, err := policy.NewChecker(p, abs, home)
 	if err != nil {
 		return nil, &OptionError{Option: "policy", Reason: "invalid policy", Err: err}
@@ -85,10 +106,6 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 	exec := c.exec
 	if exec == nil {
 		exec = executor.NewLocal()
-	}
-	log := c.logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
 	}
 	return &Workspace{
 		checker:      checker,
@@ -103,6 +120,7 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 		env:          c.env,
 		inheritEnv:   c.inheritEnv,
 		parentEnv:    os.Environ(),
+		caches:       caches,
 		log:          log,
 	}, nil
 }

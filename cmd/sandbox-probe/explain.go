@@ -622,7 +622,7 @@ func (a *app) decideOnBackend(o *explainOptions, ws *workspaceSpec) (*policy.Com
 		return nil, err
 	}
 	defer closeExecutor(x)
-	w, err := workspace.Local(ws.root, workspace.WithPolicy(ws.policy), workspace.WithHome(ws.home), workspace.WithExecutor(x))
+	w, err := workspace.Local(ws.root, append(ws.options(), workspace.WithExecutor(x))...)
 	if err != nil {
 		return nil, err
 	}

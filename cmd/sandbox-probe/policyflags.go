@@ -1,8 +1,13 @@
 package main
 
 import (
+	"context"
+	"log/slog"
+
 	"errors"
 	"fmt"
+	"github.com/cordon-sandbox/cordon/toolcache"
+	"github.com/cordon-sandbox/cordon/workspace"
 	"io"
 	"os"
 	"path/filepath"
@@ -18,8 +23,10 @@ import (
 type policyFlags struct {
 	files      []string
 	noDefaults bool
-	root, home string
-	cmd        *cobra.Command
+	// noToolchains is --no-toolchain-caches.
+	noToolchains bool
+	root, home   string
+	cmd          *cobra.Command
 }
 
 // given reports that --policy named a file.
@@ -28,6 +35,7 @@ func (f *policyFlags) given() bool { return len(f.files) > 0 }
 func (f *policyFlags) add(cmd *cobra.Command, withRoot bool) {
 	f.cmd = cmd
 	cmd.Flags().StringArrayVar(&f.files, "policy", nil, "policy `FILE` (YAML or JSON; see the README's policy file reference), the options layer; repeat it for more (a later file overrides an earlier one); default: the coding preset, refined by the standard policy files")
+	cmd.Flags().BoolVar(&f.noToolchains, "no-toolchain-caches", false, "grant commands no toolchain cache (the Go module and build caches, npm's, pip's and cargo's; see the README's \"Toolchains\")")
 	cmd.Flags().BoolVar(&f.noDefaults, "no-default-policies", false, "read no standard policy file (the managed "+policy.ManagedPolicyPath+", the user's ~/.config/cordon/policy.yaml, the root's "+policy.ProjectPolicyPath+")")
 	if withRoot {
 		cmd.Flags().StringVar(&f.root, "root", "", "workspace root; default: the current directory")
@@ -45,6 +53,14 @@ type workspaceSpec struct {
 	discovered bool
 	// root is absolute and resolved; home is "" when unknown.
 	root, home string
+	// caches are the toolchain caches policy has rules for.
+	caches []toolcache.Cache
+}
+
+// options returns the workspace options that carry the policy, the home
+// and the toolchain caches.
+func (w *workspaceSpec) options() []workspace.Option {
+	return []workspace.Option{workspace.WithPolicy(w.policy), workspace.WithHome(w.home), workspace.WithToolchainCaches(w.caches...)}
 }
 
 // loadPolicy loads the policy layers of the workspace at root: the
@@ -130,7 +146,16 @@ func (f *policyFlags) load() (*workspaceSpec, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &workspaceSpec{policy: p, source: source, discovered: discovered, root: resolved, home: home}, nil
+	ws := &workspaceSpec{policy: p, source: source, discovered: discovered, root: resolved, home: home}
+	if !f.noToolchains && p.AllowShell {
+		caches, err := toolcache.Detect(context.Background(), toolcache.Options{Root: resolved, Home: home})
+		if err != nil {
+			slog.Debug("toolchain caches not granted", "err", err)
+		}
+		ws.caches = caches
+		ws.policy = toolcache.Extend(p, caches)
+	}
+	return ws, nil
 }
 
 // checker compiles the policy for the workspace.

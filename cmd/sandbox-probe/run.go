@@ -186,14 +186,12 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		}
 		return ans, nil
 	}
-	opts := []workspace.Option{
-		workspace.WithPolicy(ws.policy),
-		workspace.WithHome(ws.home),
+	opts := append(ws.options(),
 		workspace.WithExecutor(x),
 		workspace.WithAsker(approver),
 		workspace.WithShellTimeout(o.timeout),
 		workspace.WithLimits(workspace.Limits{MaxShellOutputChars: o.outputLimit}),
-	}
+	)
 	if store := policy.ApprovalStorePath(ws.root, ws.home); store != "" && !o.pf.noDefaults {
 		// "always" answers go to the user layer.
 		opts = append(opts, workspace.WithApprovalStore(store))
