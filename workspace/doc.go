@@ -158,6 +158,15 @@
 // set, PYTHONHOME removed), looked up per command, unless WithEnv set
 // PATH.
 //
+// Under a sandboxing executor commands also get GIT_CONFIG_GLOBAL=/dev/null
+// when the policy hides the user's git configuration, and the variables
+// of the toolchain caches (GOMODCACHE, GOCACHE, npm_config_cache,
+// PIP_CACHE_DIR). Local detects those caches when the project uses a
+// toolchain and the policy allows commands (package toolcache), and adds
+// their path rules after the policy's own: module caches read-only, a
+// per-workspace Go build cache read-write. WithToolchainCaches replaces
+// the detection (with no caches, turns it off).
+//
 // # Limits
 //
 // Limits (DefaultLimits, WithLimits; zero fields keep their defaults):

@@ -41,6 +41,7 @@ type mcpOptions struct {
 	root, home          string
 	policyFiles         []string
 	noDefaults          bool
+	noToolchains        bool
 	backend             string
 	bestEffort          bool
 	kernelProtect       bool
@@ -92,6 +93,7 @@ SIGTERM) kills and reaps every process the session started.`,
 	f.StringArrayVar(&o.policyFiles, "policy", nil, "policy `FILE` (YAML or JSON; see the README's policy file reference), the options layer; repeat it for more (a later file overrides an earlier one); default: the coding preset, refined by the standard policy files")
 	f.BoolVar(&o.noDefaults, "no-default-policies", false, "read no standard policy file (the managed "+policy.ManagedPolicyPath+", the user's ~/.config/cordon/policy.yaml, the root's "+policy.ProjectPolicyPath+")")
 	f.StringVar(&o.home, "home", "", `home directory "~" stands for; default: $HOME`)
+	f.BoolVar(&o.noToolchains, "no-toolchain-caches", false, "grant commands no toolchain cache (the Go module and build caches, npm's, pip's and cargo's; see the README's \"Toolchains\")")
 	f.StringVar(&o.backend, "backend", "auto", "backend: auto, "+strings.Join(backends.Names(), ", "))
 	f.BoolVar(&o.bestEffort, "best-effort", false, "run commands even where the backend cannot enforce the whole policy (gaps are logged and stated in the instructions)")
 	f.BoolVar(&o.kernelProtect, "kernel-protect", false, "deny writes to existing protected paths in the kernel while commands run, not only repair them after (landlock: nothing can then be created directly in the root or .git, so git commit fails; bwrap and docker always do; refused where the backend cannot)")
@@ -126,6 +128,9 @@ func (a *app) serveMCP(ctx context.Context, o *mcpOptions) error {
 	}
 	defer backends.Close(x)
 	opts := []workspace.Option{workspace.WithExecutor(x), workspace.WithAsker(mcpserver.Approve), workspace.WithLogger(log)}
+	if o.noToolchains {
+		opts = append(opts, workspace.WithToolchainCaches())
+	}
 	if o.home != "" {
 		opts = append(opts, workspace.WithHome(o.home))
 	}
