@@ -33,7 +33,7 @@ func TestNetNSThreadOutlivesChild(t *testing.T) {
 	outR, outW, err := os.Pipe()
 	require.NoError(t, err)
 	defer outR.Close()
-	proc, err := start(s, r, outW, outW)
+	proc, err := start(s, r, &streams{stdout: outW, stderr: outW})
 	outW.Close()
 	require.NoError(t, err)
 	require.NotNil(t, r.held, "the launcher thread is kept while the child runs")

@@ -37,7 +37,7 @@ func Start(ctx context.Context, s *Spec) (*Process, error) {
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}
 	began := time.Now()
-	proc, err := start(s, r, outW, outW)
+	proc, err := start(s, r, &streams{stdout: outW, stderr: outW})
 	outW.Close()
 	if err != nil {
 		outR.Close()

@@ -25,36 +25,53 @@ func Run(ctx context.Context, s *Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
+	var st *streams
+	if s.Stdio != nil && s.Stdio.Terminal != nil {
+		st, err = terminal(s.Stdio.Terminal)
+	} else {
+		st, err = pipes(s.Stdio)
 	}
-	errR, errW, err := os.Pipe()
 	if err != nil {
-		outR.Close()
-		outW.Close()
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}
 	began := time.Now()
-	proc, err := start(s, r, outW, errW)
-	outW.Close()
-	errW.Close()
+	proc, err := start(s, r, st)
+	st.closeChild()
 	if err != nil {
-		outR.Close()
-		errR.Close()
+		st.closeAll()
 		return nil, err
 	}
 
 	stdout := outbuf.NewHeadTail(r.limit)
 	stderr := outbuf.NewHeadTail(r.limit)
-	drained := readAll([]io.Writer{stdout, stderr}, []*os.File{outR, errR})
+	var ws []io.Writer
+	var fs []*os.File
+	for i, w := range []io.Writer{stdout, stderr} {
+		if st.parent[i] == nil {
+			continue
+		}
+		if s.Stdio != nil {
+			w = tee{w, []io.Writer{s.Stdio.Stdout, s.Stdio.Stderr}[i]}
+		}
+		ws, fs = append(ws, w), append(fs, st.parent[i])
+	}
+	drained := readAll(ws, fs)
+	ended := make(chan struct{})
+	if s.Stdio != nil {
+		feedInput(st, s.Stdio.Stdin)
+		go forwardSignals(proc.Pid, s.Stdio.Signals, ended)
+	}
 
 	timedOut, state := supervise(ctx, proc, s.Timeout, nil)
+	close(ended)
 	r.release()
 	if s.Exited != nil {
 		s.Exited()
 	}
-	awaitOutput(drained, r.waitDelay, outR, errR)
+	awaitOutput(drained, r.waitDelay, fs...)
+	if st.feed != nil {
+		st.feed.Close()
+	}
 
 	res := result(proc.Pid, state, timedOut)
 	res.Stdout = stdout.Bytes()
@@ -64,14 +81,23 @@ func Run(ctx context.Context, s *Spec) (*Result, error) {
 	return res, nil
 }
 
-// start forks the command on the launcher with stdin /dev/null, the given
-// stdout and stderr, and the spec's extra files.
-func start(s *Spec, r *resolved, stdout, stderr *os.File) (*os.Process, error) {
+// start forks the command on the launcher with the streams' descriptors
+// (stdin /dev/null unless given) and the spec's extra files.
+func start(s *Spec, r *resolved, st *streams) (*os.Process, error) {
 	sys, err := sysProcAttr()
 	if err != nil {
 		return nil, &StartError{Path: s.Path, Dir: s.Dir, Err: err}
 	}
-	files := append([]*os.File{r.launcher.DevNull(), stdout, stderr}, s.ExtraFiles...)
+	if st.ctty {
+		// Descriptor 0, the terminal, becomes the new session's
+		// controlling terminal.
+		sys.Setctty, sys.Ctty = true, 0
+	}
+	stdin := r.launcher.DevNull()
+	if st.stdin != nil {
+		stdin = st.stdin
+	}
+	files := append([]*os.File{stdin, st.stdout, st.stderr}, s.ExtraFiles...)
 	attr := &os.ProcAttr{Dir: s.Dir, Env: r.env, Files: files, Sys: sys}
 	startProcess := r.launcher.StartProcess
 	if r.startProc != nil {
@@ -194,6 +220,40 @@ func readAll(ws []io.Writer, fs []*os.File) <-chan struct{} {
 	}
 	go func() { wg.Wait(); close(done) }()
 	return done
+}
+
+// tee writes to the kept buffer, then to the caller's stream (when any),
+// whose errors do not stop the copy: a caller that stopped reading still
+// gets a Result.
+type tee struct {
+	kept   io.Writer
+	stream io.Writer
+}
+
+func (t tee) Write(p []byte) (int, error) {
+	n, err := t.kept.Write(p)
+	if t.stream != nil {
+		_, _ = t.stream.Write(p)
+	}
+	return n, err
+}
+
+// forwardSignals delivers each signal to the process group pgid until
+// ended is closed.
+func forwardSignals(pgid int, sigs <-chan os.Signal, ended <-chan struct{}) {
+	if sigs == nil {
+		return
+	}
+	for {
+		select {
+		case <-ended:
+			return
+		case sig := <-sigs:
+			if ss, ok := sig.(syscall.Signal); ok {
+				signalGroup(pgid, ss)
+			}
+		}
+	}
 }
 
 // awaitOutput waits up to delay for the readers to reach EOF, then closes

@@ -59,6 +59,9 @@ type Spec struct {
 	// as it has started, before Run or Start waits for it (a caller that
 	// tracks its children registers it there).
 	Started func(pid int)
+	// Stdio, when set, connects Run's command to the caller's streams
+	// (see Stdio); Start ignores it.
+	Stdio *Stdio
 	// Exited, when set, is called once the leader has exited and its
 	// process group was killed, before the output still in the pipes is
 	// awaited: a caller that kills what else is left of the command there

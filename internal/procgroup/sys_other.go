@@ -15,6 +15,8 @@ func sysProcAttr() (*syscall.SysProcAttr, error) {
 
 func killGroup(int) {}
 
+func signalGroup(int, syscall.Signal) {}
+
 func killTree(int) {}
 
 func waitExited(p *os.Process) (*os.ProcessState, error) { return p.Wait() }

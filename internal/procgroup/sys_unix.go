@@ -14,6 +14,11 @@ func sysProcAttr() (*syscall.SysProcAttr, error) {
 	return &syscall.SysProcAttr{Setsid: true}, nil
 }
 
+// signalGroup sends sig to process group pgid.
+func signalGroup(pgid int, sig syscall.Signal) {
+	_ = unix.Kill(-pgid, sig)
+}
+
 // killGroup sends SIGKILL to process group pgid; an empty group is fine.
 func killGroup(pgid int) {
 	_ = unix.Kill(-pgid, unix.SIGKILL)
