@@ -21,13 +21,43 @@
 // cargo's documented CARGO_HOME (default ~/.cargo). A tool is asked only
 // when the project uses it (a go.mod or go.work, package.json,
 // requirements.txt, pyproject.toml, setup.py, setup.cfg or Pipfile,
-// Cargo.toml at the root) and is installed. Tools run with the user's
-// environment in "/", not in the workspace: a repository's own
-// configuration (an .npmrc or pip.conf in the root, a go.mod toolchain
-// line) cannot choose what is granted. A location that is the file
-// system root, the home or one of its ancestors, or that holds the
-// workspace root, is refused; one inside the root is skipped (the root's
-// own rules cover it).
+// Cargo.toml at the root) and is installed.
+//
+// Asking a tool runs it on the host, unsandboxed, so nothing a command
+// could have written may take part (Options.Writable says what commands
+// may write: the root at least):
+//   - the tool is looked up in the PATH without its entries that commands
+//     may write (an activated virtualenv, node_modules/.bin), and a
+//     program that resolves into such a place is not run;
+//   - it runs in "/", not in the workspace (a repository's .npmrc,
+//     pip.conf or go.mod toolchain line is not read), with only the
+//     variables that locate the user's own settings (HOME, the XDG
+//     directories, GOPATH, GOMODCACHE, GOENV, npm's and pip's cache and
+//     config variables, CARGO_HOME) and the filtered PATH: no
+//     PYTHONPATH, NODE_OPTIONS, LD_PRELOAD or virtualenv;
+//   - it is killed with everything it started after Options.Timeout, and
+//     at most 64 KiB of its output is read.
+//
+// A location is granted only if it looks like the tool's cache (Go's has
+// cache/download, npm's _cacache index-v5 or content-v2, pip's http,
+// http-v2 or wheels, cargo's registry index or cache and git db or
+// checkouts), and is refused when it is the file system root, the home
+// (Options.Home or the tools' HOME) or an ancestor of either, holds the
+// workspace root, has a glob character in its name, or lies under a
+// directory commands may write (which could be swapped for a symbolic
+// link to anything before the next derivation). One inside the root is
+// skipped: the root's own rules cover it.
+//
+// The per-workspace build cache is made from its base ($XDG_CACHE_HOME or
+// ~/.cache) down without following symbolic links, each directory owned
+// by the user and not writable by group or others; it is keyed by the
+// root's path, device and inode, so a clone made again at the same path
+// starts with an empty cache. Commands can write it: its content is as
+// trustworthy as the workspace's own files (a command could plant an
+// object that later sandboxed builds link, as it could change the
+// sources). The user's own builds never read it. The read-only caches
+// hold what every project of the user downloaded, private modules
+// included: a command can read them all.
 //
 // Rules returns path rules for Policy.PathRules, each named by its
 // Origin.Label ("toolchain cache: go module cache (go env GOMODCACHE)").
@@ -50,8 +80,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cordon-sandbox/cordon/policy"
@@ -106,6 +136,13 @@ type Options struct {
 	BuildDir string
 	// Timeout bounds each tool's run; 0 means 10 seconds.
 	Timeout time.Duration
+	// Writable reports whether commands may write the resolved path p
+	// (the policy's write decision is allow); nil means inside Root. The
+	// root is always writable here.
+	Writable func(p string) bool
+	// DryRun makes no directory: the build cache is returned whether it
+	// exists or not (explain and derive show what a run would grant).
+	DryRun bool
 }
 
 // Error reports a cache that was not granted: a tool that failed, or a
@@ -136,7 +173,19 @@ var (
 	ErrNotDir = errors.New("not an existing directory")
 	// ErrGlob reports a location whose name has a glob character, which a
 	// path rule would read as a pattern.
-	ErrGlob = errors.New("refused: the path has a glob character (* ? [ or \\)")
+	ErrGlob = errors.New("refused: the path has a glob character (* ? [ { or \\)")
+	// ErrNotCache reports a location that does not look like the tool's
+	// cache.
+	ErrNotCache = errors.New("refused: it does not look like the tool's cache")
+	// ErrWritableParent reports a location under a directory commands may
+	// write.
+	ErrWritableParent = errors.New("refused: commands may write a directory above it, and could replace it by a symbolic link")
+	// ErrUnsafeTool reports a tool program that commands could have
+	// written.
+	ErrUnsafeTool = errors.New("not run: the program lies where commands may write")
+	// ErrUnsafeDir reports a build cache directory that is a symbolic
+	// link, not the user's, or writable by others.
+	ErrUnsafeDir = errors.New("refused: a symbolic link, not owned by the user or writable by others")
 )
 
 // tool is one toolchain: the files at the root that say a project uses
@@ -145,6 +194,15 @@ type tool struct {
 	name    string
 	markers []string
 	find    func(d *detector, ctx context.Context) []Cache
+}
+
+// looks lists, per tool and kind, entries one of which a real cache holds.
+var looks = map[string][]string{
+	"go module cache":     {"cache/download"},
+	"npm package cache":   {"index-v5", "content-v2"},
+	"pip package cache":   {"http", "http-v2", "wheels"},
+	"cargo registry":      {"index", "cache"},
+	"cargo git checkouts": {"db", "checkouts"},
 }
 
 var tools = []tool{
@@ -157,7 +215,41 @@ var tools = []tool{
 type detector struct {
 	o    Options
 	errs []error
+	// toolHome is the tools' own HOME, resolved.
+	toolHome string
+	// path is the tools' PATH: the absolute entries commands may not
+	// write.
+	path string
 }
+
+// writable reports whether commands may write p (resolved).
+func (d *detector) writable(p string) bool {
+	return within(p, d.o.Root) || d.o.Writable(p)
+}
+
+// safePath returns the user's PATH without the entries commands may
+// write and without relative ones.
+func (d *detector) safePath() string {
+	var keep []string
+	for _, e := range filepath.SplitList(d.getenv("PATH")) {
+		if !filepath.IsAbs(e) {
+			continue
+		}
+		r := resolve(e)
+		if r == "" || d.writable(r) {
+			continue
+		}
+		keep = append(keep, e)
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
+// toolEnv are the variables a tool runs with: those that locate the
+// user's own settings and caches.
+var toolEnv = []string{"HOME", "USER", "LOGNAME", "LANG", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME",
+	"GOPATH", "GOMODCACHE", "GOENV", "GOROOT",
+	"npm_config_cache", "NPM_CONFIG_CACHE", "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG",
+	"PIP_CACHE_DIR", "PIP_CONFIG_FILE", "PIP_NO_CACHE_DIR", "CARGO_HOME"}
 
 // Detect finds the caches of the toolchains the project at o.Root uses.
 // The error joins every *Error met; the caches found are returned either
@@ -170,13 +262,18 @@ func Detect(ctx context.Context, o Options) ([]Cache, error) {
 		o.Timeout = 10 * time.Second
 	}
 	d := &detector{o: o}
+	if d.o.Writable == nil {
+		d.o.Writable = func(string) bool { return false }
+	}
+	d.toolHome = resolve(d.getenv("HOME"))
+	d.path = d.safePath()
 	var out []Cache
 	for _, t := range tools {
 		if !d.uses(t) {
 			continue
 		}
 		for _, c := range t.find(d, ctx) {
-			if err := d.check(c.Path); err != nil {
+			if err := d.check(c); err != nil {
 				d.errs = append(d.errs, &Error{Tool: c.Tool, Path: c.Path, Err: err})
 				continue
 			}
@@ -196,37 +293,81 @@ func (d *detector) uses(t tool) bool {
 	return false
 }
 
-// getenv returns the value of k in the tools' environment.
+// getenv returns the value of k in the tools' environment, or "".
 func (d *detector) getenv(k string) string {
-	for i := len(d.o.Env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(d.o.Env[i], k+"="); ok {
-			return v
-		}
-	}
-	return ""
+	v, _ := d.lookupEnv(k)
+	return v
 }
 
-// run runs a tool in "/" with the user's environment and returns its
-// trimmed output's last line; failures are recorded and give "".
+// run runs a tool in "/" with the variables of toolEnv and the filtered
+// PATH, and returns its trimmed output's last line; failures are recorded
+// and give "".
 func (d *detector) run(ctx context.Context, name string, args ...string) string {
-	bin, err := exec.LookPath(name)
+	bin, err := lookPath(name, d.path)
 	if err != nil {
 		return "" // not installed: nothing to grant, nothing to report
+	}
+	if real := resolve(bin); real == "" || d.writable(real) || d.writable(filepath.Dir(real)) {
+		d.errs = append(d.errs, &Error{Tool: name, Path: bin, Err: ErrUnsafeTool})
+		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = "/"
-	cmd.Env = append(slices.Clip(d.o.Env), "GOTOOLCHAIN=local", "PIP_DISABLE_PIP_VERSION_CHECK=1", "npm_config_update_notifier=false")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	cmd.Env = []string{"PATH=" + d.path, "GOTOOLCHAIN=local", "GOFLAGS=", "GOTELEMETRY=off", "PIP_DISABLE_PIP_VERSION_CHECK=1", "npm_config_update_notifier=false"}
+	for _, k := range toolEnv {
+		if v, ok := d.lookupEnv(k); ok {
+			cmd.Env = append(cmd.Env, k+"="+v)
+		}
+	}
+	setGroup(cmd) // killed with everything it started
+	cmd.WaitDelay = time.Second
+	var stdout, stderr limited
+	stdout.max, stderr.max = 64<<10, 4<<10
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	killGroup(cmd) // nothing it started outlives it
 	if err != nil {
 		d.errs = append(d.errs, &Error{Tool: name, Err: fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))})
 		return ""
 	}
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// lookPath finds name in path (absolute entries only).
+func lookPath(name, path string) (string, error) {
+	for _, dir := range filepath.SplitList(path) {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", exec.ErrNotFound
+}
+
+// limited keeps the first max bytes written to it.
+type limited struct {
+	bytes.Buffer
+	max int
+}
+
+func (l *limited) Write(p []byte) (int, error) {
+	if room := l.max - l.Len(); room > 0 {
+		l.Buffer.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// lookupEnv returns the value of k in the tools' environment.
+func (d *detector) lookupEnv(k string) (string, bool) {
+	for i := len(d.o.Env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(d.o.Env[i], k+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // resolve returns p absolute and resolved, or "" when it does not exist.
@@ -241,22 +382,42 @@ func resolve(p string) string {
 	return r
 }
 
-// check refuses a location that is too broad or not a directory.
-func (d *detector) check(p string) error {
-	st, err := os.Stat(p)
-	if err != nil || !st.IsDir() {
-		return ErrNotDir
-	}
-	if strings.ContainsAny(p, "*?[\\") {
+// check refuses a location that is too broad, not a cache, or under a
+// directory commands may write.
+func (d *detector) check(c Cache) error {
+	p := c.Path
+	if strings.ContainsAny(p, "*?[{\\") {
 		return ErrGlob
 	}
 	if p == "/" || within(d.o.Root, p) {
 		return ErrTooBroad
 	}
-	if h := resolve(d.o.Home); h != "" && within(h, p) {
-		return ErrTooBroad
+	for _, h := range []string{resolve(d.o.Home), d.toolHome} {
+		if h != "" && within(h, p) {
+			return ErrTooBroad
+		}
 	}
-	return nil
+	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
+		if d.writable(dir) {
+			return ErrWritableParent
+		}
+		if dir == "/" {
+			break
+		}
+	}
+	if c.Write {
+		return nil // made by buildCache, which checked every directory
+	}
+	st, err := os.Stat(p)
+	if err != nil || !st.IsDir() {
+		return ErrNotDir
+	}
+	for _, e := range looks[c.Tool+" "+c.Kind] {
+		if st, err := os.Stat(filepath.Join(p, e)); err == nil && st.IsDir() {
+			return nil
+		}
+	}
+	return ErrNotCache
 }
 
 // within reports whether p is base or below it.
@@ -277,31 +438,71 @@ func (d *detector) readCache(toolName, kind, p, source string, env map[string]st
 	return []Cache{{Tool: toolName, Kind: kind, Path: r, Source: source, Env: env}}
 }
 
+// maxBase bounds the root's base name in the build cache's directory
+// name, which must stay under NAME_MAX with the hash.
+const maxBase = 64
+
 // buildCache makes (once) and returns the per-workspace build cache
-// BuildDir/<root's base name>-<hash of the root>/name.
+// BuildDir/<root's base name>-<hash of the root's path, device and
+// inode>/name, made from BuildDir down without following symbolic links.
 func (d *detector) buildCache(toolName, kind, name string, env func(path string) map[string]string) []Cache {
-	base := d.o.BuildDir
+	// base is the user's own directory (its symbolic links are the
+	// user's choice); everything below it is made here, never followed.
+	base, parts := d.o.BuildDir, []string(nil)
 	if base == "" {
-		x := d.getenv("XDG_CACHE_HOME")
-		if !filepath.IsAbs(x) {
+		base = d.getenv("XDG_CACHE_HOME")
+		if !filepath.IsAbs(base) {
 			if d.o.Home == "" {
 				return nil
 			}
-			x = filepath.Join(d.o.Home, ".cache")
+			base = filepath.Join(d.o.Home, ".cache")
 		}
-		base = filepath.Join(x, "cordon", "build")
+		parts = []string{"cordon", "build"}
 	}
-	sum := sha256.Sum256([]byte(d.o.Root))
-	dir := filepath.Join(base, filepath.Base(d.o.Root)+"-"+hex.EncodeToString(sum[:6]), name)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		d.errs = append(d.errs, &Error{Tool: toolName, Path: dir, Err: err})
+	id, err := rootID(d.o.Root)
+	if err != nil {
+		d.errs = append(d.errs, &Error{Tool: toolName, Path: d.o.Root, Err: err})
 		return nil
 	}
-	r := resolve(dir)
-	if r == "" || d.inRoot(r) {
+	sum := sha256.Sum256([]byte(id))
+	short := filepath.Base(d.o.Root)
+	if len(short) > maxBase {
+		short = short[:maxBase]
+	}
+	parts = append(parts, short+"-"+hex.EncodeToString(sum[:6]), name)
+	if !d.o.DryRun {
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			d.errs = append(d.errs, &Error{Tool: toolName, Path: base, Err: err})
+			return nil
+		}
+	}
+	dir := resolve(base)
+	if dir == "" {
+		dir = filepath.Clean(base) // a dry run before the first
+	}
+	for p := dir; ; p = filepath.Dir(p) {
+		if d.writable(p) {
+			d.errs = append(d.errs, &Error{Tool: toolName, Path: filepath.Join(append([]string{dir}, parts...)...), Err: ErrWritableParent})
+			return nil
+		}
+		if p == "/" {
+			break
+		}
+	}
+	for _, part := range parts {
+		dir = filepath.Join(dir, part)
+		if d.o.DryRun {
+			continue
+		}
+		if err := safeMkdir(dir); err != nil {
+			d.errs = append(d.errs, &Error{Tool: toolName, Path: dir, Err: err})
+			return nil
+		}
+	}
+	if d.inRoot(dir) {
 		return nil
 	}
-	return []Cache{{Tool: toolName, Kind: kind, Path: r, Write: true, Source: "per-workspace", Env: env(r)}}
+	return []Cache{{Tool: toolName, Kind: kind, Path: dir, Write: true, Source: "per-workspace", Env: env(dir)}}
 }
 
 func (d *detector) goCaches(ctx context.Context) []Cache {
@@ -392,4 +593,19 @@ func Env(caches []Cache) map[string]string {
 		}
 	}
 	return m
+}
+
+// WritableBy returns an Options.Writable for policy p in the workspace at
+// root: whether p allows commands to write the path (compiled once, on
+// the first call). A policy that does not compile writes everywhere, so
+// nothing is granted.
+func WritableBy(p *policy.Policy, root, home string) func(string) bool {
+	c := sync.OnceValues(func() (*policy.Checker, error) { return policy.NewChecker(p, root, home) })
+	return func(path string) bool {
+		ch, err := c()
+		if err != nil {
+			return true
+		}
+		return ch.DecideResolved(path, policy.Write).Decision == policy.Allow
+	}
 }

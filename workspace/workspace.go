@@ -90,7 +90,7 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 	} else if p.AllowShell {
 		if real, err := filepath.EvalSymlinks(abs); err == nil {
 			var derr error
-			caches, derr = toolcache.Detect(context.Background(), toolcache.Options{Root: real, Home: home})
+			caches, derr = toolcache.Detect(context.Background(), toolcache.Options{Root: real, Home: home, Writable: toolcache.WritableBy(p, real, home)})
 			if derr != nil {
 				log.Warn("toolchain caches not granted", "err", derr)
 			}

@@ -74,6 +74,7 @@ Exit status: 0 rendered; 2 usage or setup error.`,
 		},
 	}
 	o.pf.add(cmd, true)
+	o.pf.dryRun = true // judges and renders; runs nothing
 	f := cmd.Flags()
 	f.StringVar(&o.backend, "backend", "", "backend to render for: "+strings.Join(renderers, ", ")+" (required)")
 	f.StringVar(&o.cwd, "cwd", "", "the command's working directory, relative to the root; default: the root")

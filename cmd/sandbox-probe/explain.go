@@ -149,6 +149,7 @@ or a batch line could not be judged; 2 usage or setup error.`,
 		},
 	}
 	o.pf.add(cmd, true)
+	o.pf.dryRun = true // judges and renders; runs nothing
 	f := cmd.Flags()
 	f.BoolVar(&o.write, "write", false, "judge writing PATH instead of reading it")
 	f.StringVar(&o.command, "command", "", "judge the shell command CMD")

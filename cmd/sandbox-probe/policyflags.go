@@ -25,8 +25,11 @@ type policyFlags struct {
 	noDefaults bool
 	// noToolchains is --no-toolchain-caches.
 	noToolchains bool
-	root, home   string
-	cmd          *cobra.Command
+	// dryRun: the subcommand runs nothing (explain, derive), so the
+	// toolchain build cache is named, not made.
+	dryRun     bool
+	root, home string
+	cmd        *cobra.Command
 }
 
 // given reports that --policy named a file.
@@ -148,7 +151,7 @@ func (f *policyFlags) load() (*workspaceSpec, error) {
 	}
 	ws := &workspaceSpec{policy: p, source: source, discovered: discovered, root: resolved, home: home}
 	if !f.noToolchains && p.AllowShell {
-		caches, err := toolcache.Detect(context.Background(), toolcache.Options{Root: resolved, Home: home})
+		caches, err := toolcache.Detect(context.Background(), toolcache.Options{Root: resolved, Home: home, Writable: toolcache.WritableBy(p, resolved, home), DryRun: f.dryRun})
 		if err != nil {
 			slog.Debug("toolchain caches not granted", "err", err)
 		}
