@@ -47,6 +47,34 @@ type Request struct {
 	// host:port for this command only (never for another command). Nil
 	// refuses them.
 	AskNetwork func(ctx context.Context, host string, port uint16) bool
+	// Stdio, when set, connects a Run to the caller's streams, for a
+	// program that wraps another (sandbox-probe run -- agent): standard
+	// input, output streamed as it is produced (the Result keeps its head
+	// and tail too), a pseudo-terminal of the command's own, signals
+	// forwarded to its process group. Nil: stdin is /dev/null and output
+	// is only kept. Start ignores it. Executors that cannot connect
+	// streams (docker, kubernetes, seatbelt for now) refuse it with a
+	// *RequestError naming the field, never ignore it.
+	Stdio *Stdio
+}
+
+// Stdio connects a command to its caller's streams (see
+// Request.Stdio): its fields' documentation says exactly what each does.
+type Stdio = procgroup.Stdio
+
+// Terminal is the pseudo-terminal of a command run with Stdio.Terminal.
+type Terminal = procgroup.Terminal
+
+// WindowSize is a terminal's size in characters.
+type WindowSize = procgroup.WindowSize
+
+// RefuseStdio returns the *RequestError of an executor that cannot
+// connect a caller's streams, or nil when req asks for none.
+func RefuseStdio(req *Request, backend string) error {
+	if req == nil || req.Stdio == nil {
+		return nil
+	}
+	return &RequestError{Field: "Stdio", Value: "<streams>", Reason: "the " + backend + " executor does not connect a caller's streams (input, a terminal, streamed output) yet; use landlock, bwrap or local"}
 }
 
 // DefaultOutputLimit is the per-stream output limit when Request.OutputLimit is 0.

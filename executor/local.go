@@ -72,6 +72,7 @@ func (l *Local) spec(req *Request) (*procgroup.Spec, error) {
 		Timeout:     req.Timeout,
 		OutputLimit: req.OutputLimit, // 0: procgroup.DefaultOutputLimit
 		WaitDelay:   l.WaitDelay,
+		Stdio:       req.Stdio,
 	}, nil
 }
 

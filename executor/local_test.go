@@ -26,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/executor/internal/backendtest"
 	"github.com/cordon-sandbox/cordon/internal/outbuf"
 )
 
@@ -509,4 +510,24 @@ func TestLocalZeroValue(t *testing.T) {
 func TestExactEnvCommand(t *testing.T) {
 	assert.Equal(t, "unset PATH\nls", executor.ExactEnvCommand([]string{"HOME=/h"}, "ls"))
 	assert.Equal(t, "ls", executor.ExactEnvCommand([]string{"PATH=/bin"}, "ls"))
+}
+
+// TestLocalStdio: the wrapper's streams (input, streamed output, a
+// terminal of the command's own, signals), with the shared checks.
+func TestLocalStdio(t *testing.T) {
+	dir := t.TempDir()
+	backendtest.CheckStdio(t, executor.NewLocal(), true, func(cmd string) *executor.Request {
+		return &executor.Request{Command: cmd, Dir: dir, Env: testEnv}
+	})
+}
+
+// TestStdioRefused: an executor that cannot connect a caller's streams
+// says so, naming the field, instead of ignoring them.
+func TestStdioRefused(t *testing.T) {
+	err := executor.RefuseStdio(&executor.Request{Stdio: &executor.Stdio{}}, "docker")
+	var re *executor.RequestError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, "Stdio", re.Field)
+	assert.ErrorIs(t, err, executor.ErrInvalidRequest)
+	assert.NoError(t, executor.RefuseStdio(&executor.Request{}, "docker"))
 }

@@ -418,6 +418,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		WaitDelay:   x.cfg.WaitDelay,
 		Launcher:    x.launcher,
 		ExtraFiles:  extra,
+		Stdio:       req.Stdio,
 	}
 	if r.net != nil {
 		r.spec.NetNS = r.net.NS
@@ -432,6 +433,14 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 func (r *run) command(req *executor.Request, opts []byte, env []string, seccomp []byte) (argv []string, extra []*os.File, err error) {
 	x := r.x
 	argv = []string{x.feat.path}
+	if req.Stdio != nil && req.Stdio.Terminal != nil {
+		// The command's terminal is its own (procgroup makes it bwrap's
+		// controlling terminal), never the caller's: it keeps the session,
+		// so that ^C on it interrupts the command. --new-session exists
+		// to keep TIOCSTI away from the caller's terminal, which the
+		// command never holds here.
+		opts = dropArg(opts, "--new-session")
+	}
 	inline := x.argsInline || !x.feat.argsFD
 	if inline {
 		argv = append(argv, splitNUL(opts)...)
@@ -776,4 +785,18 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 		return nil, err
 	}
 	return append(backend.Gaps(pl.looser), pl.blocking...), nil
+}
+
+// dropArg returns the NUL-separated argument list opts without the
+// arguments equal to arg.
+func dropArg(opts []byte, arg string) []byte {
+	out := make([]byte, 0, len(opts))
+	for _, a := range splitNUL(opts) {
+		if a == arg {
+			continue
+		}
+		out = append(out, a...)
+		out = append(out, 0)
+	}
+	return out
 }

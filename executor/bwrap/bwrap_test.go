@@ -585,3 +585,11 @@ func TestMetadata(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), "twin: the chmod reached the host")
 }
+
+// TestStdio: the wrapper's streams (input, streamed output, a terminal of
+// the command's own, signals), with the shared checks.
+func TestStdio(t *testing.T) {
+	x := newExecutor(t, bwrap.Config{})
+	w := newWS(t)
+	backendtest.CheckStdio(t, x, false, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+}

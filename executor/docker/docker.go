@@ -213,6 +213,9 @@ func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Re
 	if err := req.ValidateSandboxed(); err != nil {
 		return nil, err
 	}
+	if err := executor.RefuseStdio(req, Backend); err != nil {
+		return nil, err
+	}
 	limit := cmp.Or(req.OutputLimit, executor.DefaultOutputLimit)
 	var (
 		r              *run

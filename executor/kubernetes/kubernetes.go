@@ -515,6 +515,9 @@ func (x *Executor) done(s *session) {
 
 // Run runs the command in the session pod under the in-pod sandbox.
 func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	if err := executor.RefuseStdio(req, Backend); err != nil {
+		return nil, err
+	}
 	s, w, err := x.prepare(ctx, req)
 	if err != nil {
 		return nil, err

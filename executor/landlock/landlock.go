@@ -441,6 +441,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 			WaitDelay:    x.cfg.WaitDelay,
 			StartProcess: r.onLoop(spawner(ref.rs, r.cgroupProcs(), r.handoff, r.kept)),
 			NetNS:        r.netNS(),
+			Stdio:        req.Stdio,
 		}
 		return r, nil
 	}
@@ -491,6 +492,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		ExtraFiles:  files,
 		NetNS:       r.netNS(),
 		Launcher:    r.loop, // nil: the default
+		Stdio:       req.Stdio,
 	}
 	if ref.rs.mounts == mountsUserNS {
 		r.spec.StartProcess = userNSStart(ref.rs, r.handoff)

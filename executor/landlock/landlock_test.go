@@ -745,3 +745,11 @@ func TestPrivateUnderUsr(t *testing.T) {
 	assert.Contains(t, string(res.Stdout), public, "the twin is readable; stderr %s", res.Stderr)
 	assert.NotContains(t, string(res.Stdout), secret, "the private file is not")
 }
+
+// TestStdio: the wrapper's streams (input, streamed output, a terminal of
+// the command's own, signals), with the shared checks.
+func TestStdio(t *testing.T) {
+	x := newExecutor(t, landlock.Config{})
+	w := newWS(t)
+	backendtest.CheckStdio(t, x, true, func(cmd string) *executor.Request { return w.req(cmd, nil) })
+}

@@ -53,7 +53,7 @@ enum {
 	CORDON_PIPE = 1, CORDON_FORK, CORDON_SETSID, CORDON_DUP, CORDON_CLOSE_RANGE, CORDON_CHDIR,
 	CORDON_CAPS, CORDON_NO_NEW_PRIVS, CORDON_SECCOMP, CORDON_LANDLOCK, CORDON_EXEC,
 	CORDON_UNSHARE, CORDON_SETNS, CORDON_PRIVATE, CORDON_BIND, CORDON_REMOUNT, CORDON_IDMAP, CORDON_CGROUP,
-	CORDON_NET_LO, CORDON_NET_LISTEN, CORDON_NET_SEND,
+	CORDON_NET_LO, CORDON_NET_LISTEN, CORDON_NET_SEND, CORDON_CTTY,
 };
 
 // cordon_net_listen brings lo up in the child's new network namespace,
@@ -174,7 +174,7 @@ static void cordon_child_fail(int fd, int stage) {
 // *err saying what failed.
 static int cordon_spawn(const char *path, char **argv, char **envp, const char *dir, int *fds, int nfds,
                         int rulesetfd, unsigned flags, struct sock_filter *prog, unsigned short len,
-                        struct cordon_mounts *mnt, const char *cgroup_procs, int *stage, int *err) {
+                        struct cordon_mounts *mnt, const char *cgroup_procs, int ctty, int *stage, int *err) {
 	int p[2];
 	if (pipe2(p, O_CLOEXEC) != 0) {
 		*stage = CORDON_PIPE, *err = errno;
@@ -228,6 +228,10 @@ static int cordon_spawn(const char *path, char **argv, char **envp, const char *
 			if (r < 0)
 				cordon_child_fail(ep, CORDON_DUP);
 		}
+		// A terminal of the command's own (procgroup Stdio.Terminal):
+		// descriptor 0 becomes the new session's controlling terminal.
+		if (ctty && ioctl(0, TIOCSCTTY, 0) != 0)
+			cordon_child_fail(ep, CORDON_CTTY);
 		if (syscall(SYS_close_range, nfds, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
 			if (errno != ENOSYS && errno != EINVAL)
 				cordon_child_fail(ep, CORDON_CLOSE_RANGE);
@@ -359,7 +363,7 @@ var spawnStages = map[C.int]string{
 	C.CORDON_SETNS: "joining the kept mount namespace", C.CORDON_BIND: "binding a writable grant or a mask", C.CORDON_REMOUNT: "remounting read-only",
 	C.CORDON_IDMAP: "writing the user namespace's uid and gid maps", C.CORDON_CGROUP: "joining the command's cgroup",
 	C.CORDON_NET_LO: "bringing up lo in the command's network namespace", C.CORDON_NET_LISTEN: "listening for the allow-list proxy",
-	C.CORDON_NET_SEND: "handing the proxy's listener to the executor",
+	C.CORDON_NET_SEND: "handing the proxy's listener to the executor", C.CORDON_CTTY: "ioctl(TIOCSCTTY)",
 }
 
 // spawner returns a procgroup StartProcess that starts each command
@@ -471,8 +475,12 @@ func spawner(rs *ruleset, cgroupProcs string, h *netHandoff, kept *keptNS) func(
 			ccg = cstr(cgroupProcs)
 		}
 		var stage, errno C.int
+		ctty := C.int(0)
+		if attr.Sys != nil && attr.Sys.Setctty {
+			ctty = 1
+		}
 		pid := C.cordon_spawn(cpath, cargv, cenv, cdir, fds, C.int(len(attr.Files)), rfd, C.uint(rs.flags),
-			cprog, C.ushort(len(prog)), cmnt, ccg, &stage, &errno)
+			cprog, C.ushort(len(prog)), cmnt, ccg, ctty, &stage, &errno)
 		runtime.KeepAlive(attr.Files)
 		runtime.KeepAlive(rs)
 		runtime.KeepAlive(kept)

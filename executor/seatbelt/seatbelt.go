@@ -249,6 +249,9 @@ type run struct {
 // profile derived from req.Policy, req.Root, req.Home and req.Grants.
 // A command that sandbox-exec could not start fails with *SetupError.
 func (x *Executor) Run(ctx context.Context, req *executor.Request) (*executor.Result, error) {
+	if err := executor.RefuseStdio(req, Backend); err != nil {
+		return nil, err
+	}
 	r, err := x.prepare(ctx, req)
 	if err != nil {
 		return nil, err

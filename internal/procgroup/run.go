@@ -91,7 +91,7 @@ func start(s *Spec, r *resolved, st *streams) (*os.Process, error) {
 	if st.ctty {
 		// Descriptor 0, the terminal, becomes the new session's
 		// controlling terminal.
-		sys.Setctty, sys.Ctty = true, 0
+		setCtty(sys)
 	}
 	stdin := r.launcher.DevNull()
 	if st.stdin != nil {

@@ -17,6 +17,8 @@ func killGroup(int) {}
 
 func signalGroup(int, syscall.Signal) {}
 
+func setCtty(*syscall.SysProcAttr) {}
+
 func killTree(int) {}
 
 func waitExited(p *os.Process) (*os.ProcessState, error) { return p.Wait() }

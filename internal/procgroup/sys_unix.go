@@ -14,6 +14,9 @@ func sysProcAttr() (*syscall.SysProcAttr, error) {
 	return &syscall.SysProcAttr{Setsid: true}, nil
 }
 
+// setCtty makes descriptor 0 the new session's controlling terminal.
+func setCtty(sys *syscall.SysProcAttr) { sys.Setctty, sys.Ctty = true, 0 }
+
 // signalGroup sends sig to process group pgid.
 func signalGroup(pgid int, sig syscall.Signal) {
 	_ = unix.Kill(-pgid, sig)
