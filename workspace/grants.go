@@ -187,7 +187,13 @@ func commandScope(root, cwd, command string, v *policy.CommandVerdict) grantScop
 		k := sv.Text + "\x01" + strings.Join(sv.Words, "\x00") + "\x01" + cwd + "\x01" + strings.Join(files, "\x00")
 		c.segs = append(c.segs, k)
 		c.words = append(c.words, sv.Words)
-		c.plain = c.plain && strings.TrimSpace(sv.Text) == strings.Join(sv.Words, " ")
+		// "exec prog args" runs prog in the shell's place (sandbox-probe
+		// run's wrapper form): the same words, so still plain.
+		text := strings.TrimSpace(sv.Text)
+		if rest, ok := strings.CutPrefix(text, "exec "); ok {
+			text = strings.TrimSpace(rest)
+		}
+		c.plain = c.plain && text == strings.Join(sv.Words, " ")
 	}
 	for _, cl := range v.Claims {
 		cv := cl.Verdict

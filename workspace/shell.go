@@ -265,12 +265,39 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 	if timeout == 0 || timeout > s.ws.shellTimeout {
 		timeout = s.ws.shellTimeout
 	}
+	return s.run(ctx, command, cwd, timeout, nil)
+}
+
+// RunAttached runs command like Run (the same gate, approvals, sandbox
+// and guard), connected to the caller's streams: input, output as it is
+// produced, a terminal of the command's own, signals (executor.Stdio);
+// the RunResult still holds the output's head and tail. It is for a
+// program that wraps another (sandbox-probe run -- agent): there is no
+// timeout unless one is given (ctx, Close or timeout end the command).
+// An executor that cannot connect streams refuses with an
+// *executor.RequestError before anything runs.
+func (s *Session) RunAttached(ctx context.Context, command, cwd string, timeout time.Duration, stdio *executor.Stdio) (*RunResult, error) {
+	if err := s.check("RunAttached"); err != nil {
+		return nil, err
+	}
+	if timeout < 0 {
+		return nil, &ArgumentError{Arg: "timeout", Value: timeout.String(), Reason: "negative timeout"}
+	}
+	if stdio == nil {
+		return nil, &ArgumentError{Arg: "stdio", Value: "<nil>", Reason: "no streams to connect (use Run)"}
+	}
+	return s.run(ctx, command, cwd, timeout, stdio)
+}
+
+// run is Run and RunAttached after their arguments' checks.
+func (s *Session) run(ctx context.Context, command, cwd string, timeout time.Duration, stdio *executor.Stdio) (*RunResult, error) {
 	req, release, err := s.authorizeCommand(ctx, "shell", "run", command, cwd)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
 	req.Timeout = timeout
+	req.Stdio = stdio
 	rctx, cancel := s.merge(ctx)
 	defer cancel()
 	res, err := s.ws.exec.Run(rctx, req)
@@ -280,7 +307,7 @@ func (s *Session) Run(ctx context.Context, command, cwd string, timeout time.Dur
 		}
 		return nil, fmt.Errorf("running %q: %w", clip(command, 200), err)
 	}
-	if res.TimedOut && s.closed.Load() && ctx.Err() == nil && res.Duration < timeout {
+	if res.TimedOut && s.closed.Load() && ctx.Err() == nil && (timeout == 0 || res.Duration < timeout) {
 		// Close ended the command, not its timeout or the caller.
 		return nil, &ClosedError{Op: "Run"}
 	}

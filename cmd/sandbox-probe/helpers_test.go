@@ -107,7 +107,7 @@ func TestExitStatus(t *testing.T) {
 
 func TestCommandLine(t *testing.T) {
 	assert.Equal(t, "make && make test", commandLine([]string{"make && make test"}))
-	assert.Equal(t, `ls -la 'my dir' 'it'\''s'`, commandLine([]string{"ls", "-la", "my dir", "it's"}))
+	assert.Equal(t, `exec ls -la 'my dir' 'it'\''s'`, commandLine([]string{"ls", "-la", "my dir", "it's"}))
 }
 
 func TestOneLine(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/cordon-sandbox/cordon/executor"
 	"github.com/cordon-sandbox/cordon/netproxy"
@@ -48,10 +50,22 @@ func (a *app) runCommand() *cobra.Command {
 policy gate judges it (every segment and path claim), an ask is put to you
 on a terminal (or approved by --yes, and refused otherwise), and the backend
 runs it in its sandbox with the paths you approved granted for this command
-only. Its stdout and stderr are printed (or put into --json) after it ends.
+only.
+
+On landlock, bwrap and local, run wraps the command, as bwrap or srt do:
+your input is passed to it, its output is printed as it is produced, and
+when stdin and stdout are a terminal it gets a terminal of its own (your
+terminal is put in raw mode and never handed to the command, so no ioctl
+of the command reaches it; its size follows yours). SIGINT, SIGTERM, SIGHUP
+and SIGQUIT are forwarded to the command (on bwrap they end the sandbox:
+bubblewrap does not forward them). There is no timeout unless --timeout is
+given, so an agent or a dev server runs as long as it runs. On docker and
+kubernetes (and with --json) stdin is /dev/null and the output is printed
+after the command ends.
 
 One argument is a shell command line (run -- 'make && make test'); several
-are a command and its arguments, each quoted (run -- ls -la "my dir").
+are a program and its arguments, each quoted and run in the shell's place
+(run -- ls -la "my dir" runs exec ls -la 'my dir').
 
 Exit status: the command's own; 128+N when signal N killed it; 124 when the
 timeout did; 126 when the gate or you refused it; 2 usage or setup error
@@ -66,7 +80,7 @@ timeout did; 126 when the gate or you refused it; 2 usage or setup error
 	f.StringVar(&o.backend, "backend", "", "backend to run under: "+strings.Join(backendNames(), ", ")+" (required)")
 	f.StringVar(&o.cwd, "cwd", "", "working directory, relative to the root; default: the root")
 	f.BoolVarP(&o.yes, "yes", "y", false, "approve every ask without prompting (denies still refuse)")
-	f.DurationVar(&o.timeout, "timeout", workspace.DefaultShellTimeout, "kill the command's whole process group after this long")
+	f.DurationVar(&o.timeout, "timeout", 0, "kill the command's whole process group after this long; default: none when run wraps the command, the workspace's shell timeout ("+workspace.DefaultShellTimeout.String()+") otherwise")
 	f.IntVar(&o.outputLimit, "output-limit", 1<<20, "bytes kept per stream (head and tail)")
 	f.BoolVar(&o.bestEffort, "best-effort", false, "run even where the backend cannot enforce the policy strictly (gaps are printed)")
 	f.BoolVar(&o.json, "json", false, "print the verdict and the command's result (output included) as JSON")
@@ -109,12 +123,15 @@ type RunReport struct {
 	Refusals []workspace.Refusal `json:"refusals,omitempty"`
 }
 
-// commandLine turns run's arguments into one shell command.
+// commandLine turns run's arguments into one shell command: one argument
+// is a shell command line; several are a program and its arguments, run
+// in the shell's place (exec), so that the program is the process that
+// signals and ^C reach and whose status run returns, as with any wrapper.
 func commandLine(args []string) string {
 	if len(args) == 1 {
 		return args[0]
 	}
-	return quoteArgs(args)
+	return "exec " + quoteArgs(args)
 }
 
 func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
@@ -124,8 +141,8 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	if len(args) == 0 {
 		return usageErrorf("run: no command (run --backend %s -- CMD...)", o.backend)
 	}
-	if o.timeout <= 0 {
-		return usageErrorf("run: --timeout must be positive")
+	if o.timeout < 0 {
+		return usageErrorf("run: --timeout must not be negative")
 	}
 	if o.outputLimit <= 0 {
 		return usageErrorf("run: --output-limit must be positive")
@@ -189,9 +206,11 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	opts := append(ws.options(),
 		workspace.WithExecutor(x),
 		workspace.WithAsker(approver),
-		workspace.WithShellTimeout(o.timeout),
 		workspace.WithLimits(workspace.Limits{MaxShellOutputChars: o.outputLimit}),
 	)
+	if o.timeout > 0 {
+		opts = append(opts, workspace.WithShellTimeout(o.timeout))
+	}
 	if store := policy.ApprovalStorePath(ws.root, ws.home); store != "" && !o.pf.noDefaults {
 		// "always" answers go to the user layer.
 		opts = append(opts, workspace.WithApprovalStore(store))
@@ -226,7 +245,16 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 	if v, err := s.DecideCommand(command, o.cwd); err == nil {
 		rep.Decision, rep.Rule = v.Decision.String(), v.Rule
 	}
-	res, err := s.Run(ctx, command, o.cwd, 0)
+	stream := b.Streams && !o.json
+	var res *workspace.RunResult
+	if stream {
+		res, err = a.runAttached(ctx, s, command, o)
+	} else {
+		if !o.json && !b.Streams {
+			fmt.Fprintf(a.stderr, "sandbox-probe: note: the %s backend does not connect streams yet: stdin is /dev/null and the output is printed when the command ends\n", b.Name)
+		}
+		res, err = s.Run(ctx, command, o.cwd, o.timeout)
+	}
 	if err != nil {
 		var de *policy.DeniedError
 		if errors.As(err, &de) {
@@ -249,8 +277,10 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 			return err
 		}
 	} else {
-		_, _ = io.WriteString(a.stdout, res.Stdout)
-		_, _ = io.WriteString(a.stderr, res.Stderr)
+		if !stream {
+			_, _ = io.WriteString(a.stdout, res.Stdout)
+			_, _ = io.WriteString(a.stderr, res.Stderr)
+		}
 		if !b.Sandboxed {
 			fmt.Fprintln(a.stderr, "sandbox-probe: note: the local backend enforces nothing; only the gate applied")
 		}
@@ -275,7 +305,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		if res.Truncated {
 			fmt.Fprintf(a.stderr, "sandbox-probe: output truncated to %d bytes per stream (head and tail)\n", o.outputLimit)
 		}
-		if ctx.Err() != nil {
+		if ctx.Err() != nil && !stream {
 			fmt.Fprintln(a.stderr, "sandbox-probe: interrupted; the command's processes were killed")
 		} else if res.TimedOut {
 			fmt.Fprintf(a.stderr, "sandbox-probe: timed out after %s\n", o.timeout)
@@ -284,7 +314,7 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		}
 	}
 	a.status = exitStatus(res)
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !stream {
 		// Interrupted: the workspace killed the command's whole tree.
 		a.status = 130
 	}
@@ -358,4 +388,86 @@ func (a *app) prompt(tty *os.File, req *workspace.ApprovalRequest) (workspace.An
 		}
 	}
 	return workspace.Answer{}, nil
+}
+
+// runAttached runs command connected to run's own streams: a terminal of
+// the command's own when stdin and stdout are terminals (the caller's put
+// in raw mode once the command has started, its size followed), else
+// pipes; signals forwarded.
+func (a *app) runAttached(ctx context.Context, s *workspace.Session, command string, o *runOptions) (*workspace.RunResult, error) {
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	stdio := &executor.Stdio{Stdin: a.stdin, Stdout: a.stdout, Stderr: a.stderr, Signals: sigs}
+	in, inOK := a.stdin.(*os.File)
+	out, outOK := a.stdout.(*os.File)
+	if inOK && outOK && isTerminal(in) && isTerminal(out) {
+		rows, cols := 0, 0
+		if c, r, err := term.GetSize(int(out.Fd())); err == nil {
+			rows, cols = r, c
+		}
+		resize := make(chan executor.WindowSize, 1)
+		winch := make(chan os.Signal, 1)
+		if len(resizeSignals) > 0 {
+			signal.Notify(winch, resizeSignals...)
+		}
+		defer signal.Stop(winch)
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			defer close(resize)
+			for {
+				select {
+				case <-done:
+					return
+				case <-winch:
+					if c, r, err := term.GetSize(int(out.Fd())); err == nil {
+						select {
+						case resize <- executor.WindowSize{Rows: uint16(r), Cols: uint16(c)}:
+						default:
+						}
+					}
+				}
+			}
+		}()
+		raw := &rawInput{f: in}
+		defer raw.restore()
+		stdio.Stdin = raw
+		stdio.Terminal = &executor.Terminal{Rows: uint16(rows), Cols: uint16(cols), Resize: resize}
+	}
+	// The command ends by itself, by a forwarded signal or by --timeout:
+	// run's own interrupt is forwarded, not a cancellation.
+	return s.RunAttached(context.WithoutCancel(ctx), command, o.cwd, o.timeout, stdio)
+}
+
+// rawInput reads the caller's terminal, put in raw mode at the first read
+// (after the approval prompts, once the command runs), so that every key
+// (^C included) goes to the command's own terminal.
+type rawInput struct {
+	f     *os.File
+	once  sync.Once
+	mu    sync.Mutex
+	state *term.State
+}
+
+func (r *rawInput) Read(p []byte) (int, error) {
+	r.once.Do(func() {
+		st, err := term.MakeRaw(int(r.f.Fd()))
+		if err == nil {
+			r.mu.Lock()
+			r.state = st
+			r.mu.Unlock()
+		}
+	})
+	return r.f.Read(p)
+}
+
+// restore gives the caller's terminal its mode back.
+func (r *rawInput) restore() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != nil {
+		_ = term.Restore(int(r.f.Fd()), r.state)
+		r.state = nil
+	}
 }

@@ -53,6 +53,10 @@ type Backend struct {
 	Name string
 	// Sandboxed is false for local, which enforces nothing.
 	Sandboxed bool
+	// Streams says whether the executor connects a caller's streams
+	// (executor.Request.Stdio): sandbox-probe run then wraps the command
+	// (input, a terminal, streamed output, signals).
+	Streams bool
 	// GOOS lists the operating systems the backend runs on (nil: all).
 	GOOS []string
 	// New builds a fresh executor. nil means the backend is not built
@@ -65,13 +69,13 @@ type Backend struct {
 // All is every backend, in the order tables show them, local last.
 var All = []Backend{
 	{
-		Name: landlock.Backend, Sandboxed: true, GOOS: []string{"linux"},
+		Name: landlock.Backend, Sandboxed: true, Streams: true, GOOS: []string{"linux"},
 		New: func(o Options) (executor.Executor, error) {
 			return landlock.New(landlock.Config{BestEffort: o.BestEffort, KernelProtect: o.KernelProtect, Logger: o.Logger})
 		},
 	},
 	{
-		Name: bwrap.Backend, Sandboxed: true, GOOS: []string{"linux"},
+		Name: bwrap.Backend, Sandboxed: true, Streams: true, GOOS: []string{"linux"},
 		New: func(o Options) (executor.Executor, error) {
 			return bwrap.New(bwrap.Config{BestEffort: o.BestEffort, Logger: o.Logger})
 		},
@@ -85,7 +89,7 @@ var All = []Backend{
 	},
 	kubernetesBackend,
 	{
-		Name: "local", Sandboxed: false,
+		Name: "local", Sandboxed: false, Streams: true,
 		New: func(o Options) (executor.Executor, error) {
 			return executor.NewLocal(), nil
 		},
