@@ -80,6 +80,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,11 @@ type Cache struct {
 	// Env holds the variables that point the tool at Path in a sandboxed
 	// command.
 	Env map[string]string `json:"env,omitempty"`
+	// NoRule is set for a build cache that was refused (Detect's error
+	// says why) or lies in the root: no rule grants it, but its variables
+	// are still set, so that the tool never falls back to the user's own
+	// cache.
+	NoRule bool `json:"no_rule,omitempty"`
 }
 
 // Label names the cache's rule: "toolchain cache: go module cache (go
@@ -183,6 +189,12 @@ var (
 	// ErrUnsafeTool reports a tool program that commands could have
 	// written.
 	ErrUnsafeTool = errors.New("not run: the program lies where commands may write")
+	// ErrUnsafeHome reports a home that lies in the workspace or that
+	// commands may write: no tool is run.
+	ErrUnsafeHome = errors.New("no tool run: the home is in the workspace or writable by commands, and tools read their settings from it")
+	// ErrUnsafeSettings reports a settings file or directory of the tools
+	// that commands may write: no tool is run.
+	ErrUnsafeSettings = errors.New("no tool run: commands may write this settings file or directory of the tools")
 	// ErrUnsafeDir reports a build cache directory that is a symbolic
 	// link, not the user's, or writable by others.
 	ErrUnsafeDir = errors.New("refused: a symbolic link, not owned by the user or writable by others")
@@ -239,7 +251,7 @@ func (d *detector) safePath() string {
 		if r == "" || d.writable(r) {
 			continue
 		}
-		keep = append(keep, e)
+		keep = append(keep, r) // resolved: a link swapped later is not followed
 	}
 	return strings.Join(keep, string(filepath.ListSeparator))
 }
@@ -307,13 +319,21 @@ func (d *detector) run(ctx context.Context, name string, args ...string) string 
 	if err != nil {
 		return "" // not installed: nothing to grant, nothing to report
 	}
-	if real := resolve(bin); real == "" || d.writable(real) || d.writable(filepath.Dir(real)) {
+	real := resolve(bin)
+	if real == "" || d.writable(real) || d.writable(filepath.Dir(real)) || d.writable(filepath.Dir(filepath.Dir(real))) {
+		// The program, its directory or its installation (where an
+		// interpreter loads its libraries from) could be the commands'.
 		d.errs = append(d.errs, &Error{Tool: name, Path: bin, Err: ErrUnsafeTool})
+		return ""
+	}
+	if err := d.safeSettings(); err != nil {
+		d.errs = append(d.errs, &Error{Tool: name, Path: err.path, Err: err.err})
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, real, args...)
+	cmd.Args[0] = name
 	cmd.Dir = "/"
 	cmd.Env = []string{"PATH=" + d.path, "GOTOOLCHAIN=local", "GOFLAGS=", "GOTELEMETRY=off", "PIP_DISABLE_PIP_VERSION_CHECK=1", "npm_config_update_notifier=false"}
 	for _, k := range toolEnv {
@@ -334,6 +354,55 @@ func (d *detector) run(ctx context.Context, name string, args ...string) string 
 	}
 	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// settingsError names the setting that stops every tool from running.
+type settingsError struct {
+	path string
+	err  error
+}
+
+// settingFiles are the files and directories, relative to the tools' home
+// unless absolute, from which the tools asked here read settings or load
+// code: Go's env file, npm's user config and node's home module
+// directories, pip's user configs, Python's user site.
+var settingFiles = []string{".config/go/env", ".npmrc", ".node_modules", ".node_libraries", ".config/pip", ".pip", ".local/lib"}
+
+// safeSettings refuses to run any tool when the homes or the tools'
+// settings could be the commands': a home inside the root or writable,
+// or one of settingFiles, the variables that name settings files, or the
+// XDG directories writable.
+func (d *detector) safeSettings() *settingsError {
+	var homes []string
+	for _, h := range []string{d.o.Home, d.getenv("HOME")} {
+		if !filepath.IsAbs(h) {
+			continue
+		}
+		h = resolveOr(filepath.Clean(h)) // one that does not exist yet counts too
+		if !slices.Contains(homes, h) {
+			homes = append(homes, h)
+		}
+	}
+	var paths []string
+	for _, h := range homes {
+		if within(h, d.o.Root) || d.writable(h) {
+			return &settingsError{h, ErrUnsafeHome}
+		}
+		for _, f := range settingFiles {
+			paths = append(paths, filepath.Join(h, f))
+		}
+	}
+	for _, k := range []string{"GOENV", "npm_config_userconfig", "NPM_CONFIG_USERCONFIG", "npm_config_globalconfig", "NPM_CONFIG_GLOBALCONFIG", "PIP_CONFIG_FILE", "XDG_CONFIG_HOME", "XDG_DATA_HOME"} {
+		if v := d.getenv(k); filepath.IsAbs(v) {
+			paths = append(paths, v)
+		}
+	}
+	for _, p := range paths {
+		if r := resolveOr(p); d.writable(r) {
+			return &settingsError{r, ErrUnsafeSettings}
+		}
+	}
+	return nil
 }
 
 // lookPath finds name in path (absolute entries only).
@@ -385,6 +454,9 @@ func resolve(p string) string {
 // check refuses a location that is too broad, not a cache, or under a
 // directory commands may write.
 func (d *detector) check(c Cache) error {
+	if c.NoRule {
+		return nil // no rule: its variables only
+	}
 	p := c.Path
 	if strings.ContainsAny(p, "*?[{\\") {
 		return ErrGlob
@@ -470,37 +542,46 @@ func (d *detector) buildCache(toolName, kind, name string, env func(path string)
 		short = short[:maxBase]
 	}
 	parts = append(parts, short+"-"+hex.EncodeToString(sum[:6]), name)
-	if !d.o.DryRun {
-		if err := os.MkdirAll(base, 0o700); err != nil {
-			d.errs = append(d.errs, &Error{Tool: toolName, Path: base, Err: err})
-			return nil
-		}
+	top := resolve(base)
+	if top == "" {
+		top = filepath.Clean(base) // not made yet
 	}
-	dir := resolve(base)
-	if dir == "" {
-		dir = filepath.Clean(base) // a dry run before the first
+	intended := filepath.Join(append([]string{top}, parts...)...)
+	// A refused build cache still names the tool's cache, without a rule:
+	// left unset, the tool would fall back to the user's own (Go's
+	// ~/.cache/go-build), which a policy may let commands write.
+	refuse := func(path string, err error) []Cache {
+		d.errs = append(d.errs, &Error{Tool: toolName, Path: path, Err: err})
+		return []Cache{{Tool: toolName, Kind: kind, Path: intended, Write: true, Source: "per-workspace", Env: env(intended), NoRule: true}}
 	}
-	for p := dir; ; p = filepath.Dir(p) {
+	if d.inRoot(intended) {
+		return []Cache{{Tool: toolName, Kind: kind, Path: intended, Write: true, Source: "per-workspace", Env: env(intended), NoRule: true}}
+	}
+	for p := top; ; p = filepath.Dir(p) {
 		if d.writable(p) {
-			d.errs = append(d.errs, &Error{Tool: toolName, Path: filepath.Join(append([]string{dir}, parts...)...), Err: ErrWritableParent})
-			return nil
+			return refuse(intended, ErrWritableParent)
 		}
 		if p == "/" {
 			break
 		}
 	}
+	if !d.o.DryRun {
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			return refuse(base, err)
+		}
+		if r := resolve(base); r != top {
+			return refuse(base, ErrUnsafeDir) // made meanwhile as a link elsewhere
+		}
+	}
+	dir := top
 	for _, part := range parts {
 		dir = filepath.Join(dir, part)
 		if d.o.DryRun {
 			continue
 		}
 		if err := safeMkdir(dir); err != nil {
-			d.errs = append(d.errs, &Error{Tool: toolName, Path: dir, Err: err})
-			return nil
+			return refuse(dir, err)
 		}
-	}
-	if d.inRoot(dir) {
-		return nil
 	}
 	return []Cache{{Tool: toolName, Kind: kind, Path: dir, Write: true, Source: "per-workspace", Env: env(dir)}}
 }
@@ -526,14 +607,12 @@ func (d *detector) npmCaches(ctx context.Context) []Cache {
 
 func (d *detector) pipCaches(ctx context.Context) []Cache {
 	py := "python3"
-	if _, err := exec.LookPath(py); err != nil {
-		return nil
-	}
-	c := d.run(ctx, py, "-m", "pip", "cache", "dir")
+	// -I: no user site, no PYTHON* variables, not the working directory.
+	c := d.run(ctx, py, "-I", "-m", "pip", "cache", "dir")
 	if c == "" {
 		return nil
 	}
-	return d.readCache("pip", "package cache", c, "python3 -m pip cache dir", map[string]string{"PIP_CACHE_DIR": resolveOr(c)})
+	return d.readCache("pip", "package cache", c, "python3 -I -m pip cache dir", map[string]string{"PIP_CACHE_DIR": resolveOr(c)})
 }
 
 // cargoCaches grants CARGO_HOME's registry and git checkouts, never
@@ -573,7 +652,7 @@ func Extend(p *policy.Policy, caches []Cache) *policy.Policy {
 	}
 	for _, c := range caches {
 		l := c.Label()
-		if have[l] {
+		if have[l] || c.NoRule {
 			continue
 		}
 		have[l] = true
@@ -596,8 +675,8 @@ func Env(caches []Cache) map[string]string {
 }
 
 // WritableBy returns an Options.Writable for policy p in the workspace at
-// root: whether p allows commands to write the path (compiled once, on
-// the first call). A policy that does not compile writes everywhere, so
+// root: whether p allows commands to write the path, or asks (an approval
+// would let them), compiled once, on the first call. A policy that does not compile writes everywhere, so
 // nothing is granted.
 func WritableBy(p *policy.Policy, root, home string) func(string) bool {
 	c := sync.OnceValues(func() (*policy.Checker, error) { return policy.NewChecker(p, root, home) })
@@ -606,6 +685,7 @@ func WritableBy(p *policy.Policy, root, home string) func(string) bool {
 		if err != nil {
 			return true
 		}
-		return ch.DecideResolved(path, policy.Write).Decision == policy.Allow
+		// An ask may be approved: it counts as writable.
+		return ch.DecideResolved(path, policy.Write).Decision != policy.Deny
 	}
 }

@@ -1,6 +1,7 @@
 package toolcache
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/cordon-sandbox/cordon/policy"
 )
 
 func tempDir(t *testing.T) string {
@@ -263,13 +266,13 @@ func TestBuildCacheSafe(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(base, "target"), key))
 	swapped, err := build(Options{})
 	assert.ErrorIs(t, err, ErrUnsafeDir)
-	assert.Empty(t, swapped)
+	refused(t, swapped, made[0].Path)
 	require.NoError(t, os.Remove(key))
 
 	// Under a directory commands may write: refused.
 	under, err := build(Options{Writable: func(p string) bool { return p == filepath.Join(home, ".cache") }})
 	assert.ErrorIs(t, err, ErrWritableParent)
-	assert.Empty(t, under)
+	refused(t, under, made[0].Path)
 
 	// The same path, a new directory: a new cache.
 	again, err := build(Options{})
@@ -290,4 +293,60 @@ func TestBuildCacheSafe(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, caches, 2)
 	assert.DirExists(t, caches[1].Path)
+}
+
+// refused checks that a refused build cache gets no rule but still names
+// the workspace's cache, so Go never falls back to the user's own.
+func refused(t *testing.T, caches []Cache, want string) {
+	t.Helper()
+	require.Len(t, caches, 1)
+	assert.True(t, caches[0].NoRule)
+	assert.Equal(t, map[string]string{"GOCACHE": want}, caches[0].Env)
+	p := Extend(&policy.Policy{}, caches)
+	assert.Empty(t, p.PathRules, "no rule for a refused cache")
+	assert.Equal(t, want, Env(caches)["GOCACHE"])
+}
+
+// TestDetectUnsafeSettings: no tool runs when what it reads its settings
+// or code from could be the commands': a home inside the root, a home or
+// a settings directory (Python's user site under ~/.local, npm's
+// ~/.npmrc, Go's env file) that commands may write. Twin: the same tool
+// runs when nothing of that is writable.
+func TestDetectUnsafeSettings(t *testing.T) {
+	base := tempDir(t)
+	root, home := filepath.Join(base, "root"), filepath.Join(base, "home")
+	require.NoError(t, os.MkdirAll(home, 0o755))
+	canary := filepath.Join(base, "ran")
+	tool := fakeTool(t, filepath.Join(base, "bin"), "go", "/usr/bin/touch "+canary+"\n")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "go.mod"), []byte("module x\n"), 0o644))
+	env := []string{"PATH=" + filepath.Dir(tool), "HOME=" + home}
+	under := func(dir string) func(string) bool {
+		return func(p string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }
+	}
+	for name, o := range map[string]Options{
+		"user site writable":  {Writable: under(filepath.Join(home, ".local"))},
+		"npmrc writable":      {Writable: under(filepath.Join(home, ".npmrc"))},
+		"go env writable":     {Writable: under(filepath.Join(home, ".config"))},
+		"home writable":       {Writable: under(home)},
+		"home inside root":    {Home: filepath.Join(root, ".home")},
+		"tools' home in root": {Env: []string{"PATH=" + filepath.Dir(tool), "HOME=" + root}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			o.Root, o.BuildDir = root, filepath.Join(base, "b")
+			if o.Home == "" {
+				o.Home = home
+			}
+			if o.Env == nil {
+				o.Env = env
+			}
+			_, err := Detect(t.Context(), o)
+			var ce *Error
+			require.ErrorAs(t, err, &ce)
+			assert.True(t, errors.Is(err, ErrUnsafeSettings) || errors.Is(err, ErrUnsafeHome), "%v", err)
+			assert.NoFileExists(t, canary, "the tool did not run")
+		})
+	}
+	_, _ = Detect(t.Context(), Options{Root: root, Home: home, BuildDir: filepath.Join(base, "b"), Env: env})
+	assert.FileExists(t, canary, "twin: with nothing writable the tool runs")
 }

@@ -146,7 +146,7 @@ func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) str
 		}
 		line("Commands also claim the paths they name: a command that reads or writes a path the policy refuses is refused or needs approval.")
 		w.sandboxLines(line, caps, p)
-		if caps.Sandboxed && len(w.caches) > 0 {
+		if caps.Sandboxed && cacheSummary(w.caches) != "" {
 			line("Toolchains: %s. Packages not already there cannot be added to them from here.", cacheSummary(w.caches))
 		}
 		if usesPython(root) {
@@ -267,6 +267,9 @@ func protectNames(ps []string) []string {
 func cacheSummary(caches []toolcache.Cache) string {
 	parts := make([]string, 0, len(caches))
 	for _, c := range caches {
+		if c.NoRule {
+			continue
+		}
 		if c.Write {
 			parts = append(parts, fmt.Sprintf("a %s %s of this workspace's own is writable", c.Tool, c.Kind))
 		} else {

@@ -283,6 +283,7 @@ func (a *app) derive(o *deriveOptions) error {
 	if err != nil {
 		return err
 	}
+	ws.announceCaches(a.stderr)
 	c, err := ws.checker()
 	if err != nil {
 		return err

@@ -2,7 +2,7 @@ package main
 
 import (
 	"context"
-	"log/slog"
+	"strings"
 
 	"errors"
 	"fmt"
@@ -56,8 +56,10 @@ type workspaceSpec struct {
 	discovered bool
 	// root is absolute and resolved; home is "" when unknown.
 	root, home string
-	// caches are the toolchain caches policy has rules for.
-	caches []toolcache.Cache
+	// caches are the toolchain caches policy has rules for; cacheErr
+	// says which were not granted and why.
+	caches   []toolcache.Cache
+	cacheErr error
 }
 
 // options returns the workspace options that carry the policy, the home
@@ -101,6 +103,18 @@ func (f *policyFlags) loadPolicy(root, home string) (*policy.Policy, string, boo
 func (w *workspaceSpec) announce(out io.Writer) {
 	if w.discovered {
 		fmt.Fprintf(out, "sandbox-probe: policy: %s\n", w.source)
+	}
+	w.announceCaches(out)
+}
+
+// announceCaches names the toolchain caches that were not granted, and
+// why, one line each.
+func (w *workspaceSpec) announceCaches(out io.Writer) {
+	if w.cacheErr == nil {
+		return
+	}
+	for _, line := range strings.Split(w.cacheErr.Error(), "\n") {
+		fmt.Fprintf(out, "sandbox-probe: %s\n", line)
 	}
 }
 
@@ -152,10 +166,7 @@ func (f *policyFlags) load() (*workspaceSpec, error) {
 	ws := &workspaceSpec{policy: p, source: source, discovered: discovered, root: resolved, home: home}
 	if !f.noToolchains && p.AllowShell {
 		caches, err := toolcache.Detect(context.Background(), toolcache.Options{Root: resolved, Home: home, Writable: toolcache.WritableBy(p, resolved, home), DryRun: f.dryRun})
-		if err != nil {
-			slog.Debug("toolchain caches not granted", "err", err)
-		}
-		ws.caches = caches
+		ws.caches, ws.cacheErr = caches, err
 		ws.policy = toolcache.Extend(p, caches)
 	}
 	return ws, nil
