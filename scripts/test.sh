@@ -27,6 +27,8 @@ flaky="$BUILD_DIR/flaky.txt"
 
 rc=0
 start="$(now)"
+# shellcheck disable=SC2086 # PKGS is a word list
+log "go test: $("$GO" list ${PKGS:-./...} | wc -l) packages, each printed with ok or FAIL as it ends"
 # shellcheck disable=SC2086 # PKGS and TESTFLAGS are word lists
 "$GO" test -count=1 -timeout "${TEST_TIMEOUT:-30m}" ${TESTFLAGS:-} ${PKGS:-./...} 2>&1 | tee "$out" || rc=$?
 log "go test: exit $rc in $(since "$start")"
@@ -77,5 +79,12 @@ fi
 if [ -s "$flaky" ]; then
 	log "flaky tests (passed only when run again; fix them):"
 	sed 's/^/[cordon]   /' "$flaky" >&2
+fi
+# The summary: one line, naming every test that failed (and stayed failed).
+if [ "$rc" -ne 0 ]; then
+	failed="$(grep -h '^--- FAIL: ' "$out" 2>/dev/null | awk '{print $3}' | sort -u | paste -sd' ' - || true)"
+	log "FAILED (exit $rc): ${failed:-no test of the main run named: a build error, a panic, a timeout or the unprivileged run; see above}"
+else
+	log "passed: no test failed"
 fi
 exit "$rc"
