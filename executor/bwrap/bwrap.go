@@ -441,6 +441,17 @@ func (r *run) command(req *executor.Request, opts []byte, env []string, seccomp 
 		// command never holds here.
 		opts = dropArg(opts, "--new-session")
 	}
+	if x.feat.dataMasks {
+		var files []*os.File
+		if opts, files, err = maskData(opts, 3); err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, nil, err
+		}
+		r.files = append(r.files, files...)
+		extra = append(extra, files...)
+	}
 	inline := x.argsInline || !x.feat.argsFD
 	if inline {
 		argv = append(argv, splitNUL(opts)...)
@@ -799,4 +810,45 @@ func dropArg(opts []byte, arg string) []byte {
 		out = append(out, 0)
 	}
 	return out
+}
+
+// maxDataMasks bounds the hidden files maskData turns into empty
+// unreadable files: each needs a descriptor of its own, which bwrap reads
+// to its end and closes. Those beyond keep /dev/null.
+const maxDataMasks = 256
+
+// maskData rewrites the hidden files of opts (NUL-separated), which
+// policyderive.Bwrap covers with /dev/null (`--ro-bind /dev/null P`: the
+// command would see a character device that reads as empty), as
+// `--perms 0000 --ro-bind-data FD P`: a regular empty file, mode 0000,
+// bound read-only, so that reading it fails with "Permission denied" and
+// writing it with "Read-only file system", as a model would expect of a
+// file it may not touch. Each FD is a descriptor of its own on /dev/null
+// (EOF at once: the file is empty), numbered from first; the files are
+// returned for the command's extra files, in order. bwrap makes the file
+// in its own staging area: nothing is created on the host.
+func maskData(opts []byte, first int) ([]byte, []*os.File, error) {
+	args := splitNUL(opts)
+	var files []*os.File
+	out := make([]byte, 0, len(opts)+64)
+	add := func(a ...string) {
+		for _, s := range a {
+			out = append(out, s...)
+			out = append(out, 0)
+		}
+	}
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--ro-bind" && i+2 < len(args) && args[i+1] == os.DevNull && len(files) < maxDataMasks {
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				return nil, files, fmt.Errorf("bwrap executor: a hidden file's descriptor: %w", err)
+			}
+			files = append(files, f)
+			add("--perms", "0000", "--ro-bind-data", strconv.Itoa(first+len(files)-1), args[i+2])
+			i += 2
+			continue
+		}
+		add(args[i])
+	}
+	return out, files, nil
 }

@@ -311,7 +311,8 @@ func TestPlanSeccomp(t *testing.T) {
 // derive prints) is the one Run executes, read back from the running
 // bwrap's /proc/PID/cmdline (options inline, as on a bwrap without
 // --args), apart from the descriptors Run adds (--json-status-fd, and
-// --seccomp, which Explain's fidelity names).
+// --seccomp, which Explain's fidelity names) and the hidden files, which
+// Run binds from descriptors as empty unreadable files.
 func TestExplainIsRun(t *testing.T) {
 	x, err := New(Config{})
 	testenv.SkipUnavailable(t, testenv.Bwrap, err)
@@ -339,6 +340,7 @@ func TestExplainIsRun(t *testing.T) {
 		return err == nil && ran[0] == argv[0]
 	}, 10*time.Second, 5*time.Millisecond, "the leader's command line: %q", ran)
 	var got []string
+	dataMasks := 0
 	for i := 0; i < len(ran); i++ {
 		if ran[i] == "--" {
 			got = append(got, ran[i:]...)
@@ -348,8 +350,18 @@ func TestExplainIsRun(t *testing.T) {
 			i++
 			continue
 		}
+		if ran[i] == "--perms" && i+4 < len(ran) && ran[i+1] == "0000" && ran[i+2] == "--ro-bind-data" {
+			// A hidden file as Run binds it (maskData: an empty
+			// unreadable file from a descriptor), shown by Explain in the
+			// form a command line can carry.
+			dataMasks++
+			got = append(got, "--ro-bind", "/dev/null", ran[i+4])
+			i += 4
+			continue
+		}
 		got = append(got, ran[i])
 	}
+	assert.Positive(t, dataMasks, "control: Run binds hidden files as empty unreadable files")
 	assert.Equal(t, argv, got, "Run's command line is the explained one")
 	assert.Contains(t, got, filepath.Join(root, ".env"), "control: the mask is on it")
 }

@@ -593,3 +593,34 @@ func TestStdio(t *testing.T) {
 	w := newWS(t)
 	backendtest.CheckStdio(t, x, false, func(cmd string) *executor.Request { return w.req(cmd, nil) })
 }
+
+// TestHiddenFileLooks: a denied file is shown to the command as what a
+// model expects of a file it may not touch: a regular empty file whose
+// read fails with "Permission denied" and whose write fails with
+// "Read-only file system", not a character device that reads as empty.
+// The host's file is unchanged (hash from outside); twin: an ordinary
+// file beside it reads and writes.
+func TestHiddenFileLooks(t *testing.T) {
+	x := newExecutor(t, bwrap.Config{})
+	w := newWS(t)
+	secret := filepath.Join(w.root, ".env")
+	require.NoError(t, os.WriteFile(secret, []byte("TOKEN=hidden\n"), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(w.root, "plain.txt"), []byte("plain\n"), 0o644))
+	before, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	p := policy.Coding.Policy()
+	p.DeniedPaths = []string{".env*"}
+	res := run(t, x, w.req(`stat -c '%F %a %s' .env; cat .env; echo "read=$?"; echo x > .env; echo "write=$?"; cat plain.txt; echo more >> plain.txt && echo twin-wrote`, p))
+	assert.Contains(t, string(res.Stdout), "regular empty file 0 0\n", string(res.Stderr))
+	assert.Contains(t, string(res.Stdout), "read=1\n")
+	assert.Contains(t, string(res.Stderr), "Permission denied")
+	assert.Contains(t, string(res.Stdout), "write=2\n")
+	assert.Contains(t, string(res.Stderr), "Read-only file system")
+	assert.NotContains(t, string(res.Stdout), "TOKEN")
+	assert.Contains(t, string(res.Stdout), "plain\ntwin-wrote\n", "twin: an ordinary file reads and writes")
+	after, err := os.ReadFile(secret)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the host's file is unchanged")
+	fds := run(t, x, w.req(`ls /proc/self/fd | wc -l`, p))
+	assert.Equal(t, "4\n", string(fds.Stdout), "no mask descriptor reaches the command (0, 1, 2 and ls's own)")
+}

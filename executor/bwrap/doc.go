@@ -112,7 +112,12 @@
 // mask bound onto themselves (pins: they cannot be renamed or removed,
 // so `mv .git x` cannot carry a hook mask away), protected paths bound
 // read-only (.git/hooks and .git/config as they are, directories as
-// directories), denied files covered by /dev/null read-only and denied
+// directories), denied files covered read-only by an empty file of mode
+// 0000 (Run rewrites policyderive.Bwrap's `--ro-bind /dev/null P` as
+// `--perms 0000 --ro-bind-data FD P`, one /dev/null descriptor per file,
+// up to 256: a read fails with "Permission denied", as a model expects,
+// where /dev/null would read as empty; Explain keeps the /dev/null form,
+// which a command line can carry) and denied
 // directories by an empty tmpfs, remounted read-only after everything is
 // mounted. That realises the derivation's order — base, /dev, writable binds
 // shallowest first, protected paths, masks — while a grant inside a mask

@@ -57,6 +57,9 @@ type features struct {
 	// argsFD, jsonStatus and disableUserns say whether --args,
 	// --json-status-fd and --disable-userns are used.
 	argsFD, jsonStatus, disableUserns bool
+	// dataMasks: --perms and --ro-bind-data, with which a hidden file is
+	// an empty file nobody may read instead of /dev/null (maskData).
+	dataMasks bool
 	// disableUsernsWhy says why --disable-userns is not used.
 	disableUsernsWhy string
 	// probe is what the trial sandbox showed ("ok" or the failure).
@@ -113,6 +116,7 @@ func detect(ctx context.Context, cfg Config, l *launcher.Launcher) (*features, e
 	}
 	f.argsFD = f.flags["--args"]
 	f.jsonStatus = f.flags["--json-status-fd"]
+	f.dataMasks = f.flags["--perms"] && f.flags["--ro-bind-data"]
 	switch {
 	case cfg.NestedUserNamespaces:
 		f.disableUsernsWhy = "Config.NestedUserNamespaces is set"
