@@ -307,6 +307,8 @@ func (a *app) run(ctx context.Context, o *runOptions, args []string) error {
 		}
 		if ctx.Err() != nil && !stream {
 			fmt.Fprintln(a.stderr, "sandbox-probe: interrupted; the command's processes were killed")
+		} else if res.TimedOut && stream && o.timeout == 0 {
+			fmt.Fprintln(a.stderr, "sandbox-probe: the terminal hung up; the command was ended")
 		} else if res.TimedOut {
 			fmt.Fprintf(a.stderr, "sandbox-probe: timed out after %s\n", o.timeout)
 		} else if res.Signal != "" {
@@ -444,28 +446,41 @@ func (a *app) runAttached(ctx context.Context, s *workspace.Session, command str
 // (after the approval prompts, once the command runs), so that every key
 // (^C included) goes to the command's own terminal.
 type rawInput struct {
-	f     *os.File
-	once  sync.Once
-	mu    sync.Mutex
+	f    *os.File
+	once sync.Once
+	mu   sync.Mutex
+	// state is the mode to restore; done is set by restore, after which
+	// the terminal is never made raw again (a first read that comes late,
+	// after a command that ended at once, must not leave it raw).
 	state *term.State
+	done  bool
 }
 
 func (r *rawInput) Read(p []byte) (int, error) {
 	r.once.Do(func() {
-		st, err := term.MakeRaw(int(r.f.Fd()))
-		if err == nil {
-			r.mu.Lock()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.done {
+			return
+		}
+		if st, err := term.MakeRaw(int(r.f.Fd())); err == nil {
 			r.state = st
-			r.mu.Unlock()
 		}
 	})
+	r.mu.Lock()
+	done := r.done
+	r.mu.Unlock()
+	if done {
+		return 0, io.EOF
+	}
 	return r.f.Read(p)
 }
 
-// restore gives the caller's terminal its mode back.
+// restore gives the caller's terminal its mode back, once and for all.
 func (r *rawInput) restore() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.done = true
 	if r.state != nil {
 		_ = term.Restore(int(r.f.Fd()), r.state)
 		r.state = nil

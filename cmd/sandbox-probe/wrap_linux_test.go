@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -160,4 +161,36 @@ func TestRunWrapsPipes(t *testing.T) {
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 11, ee.ExitCode(), "SIGTERM was forwarded; the command's status is run's: %q", seen)
 	assert.Contains(t, seen, "caught-term")
+}
+
+// TestRawInputRestoredFirst: when the command ends before run's input
+// reader first reads (a command that exits at once), the terminal is
+// restored and never made raw afterwards; twin: a read first makes it
+// raw, and restore brings the mode back.
+func TestRawInputRestoredFirst(t *testing.T) {
+	master, slave, err := pty.Open()
+	require.NoError(t, err)
+	defer master.Close()
+	defer slave.Close()
+	canon := func() bool {
+		tio, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+		require.NoError(t, err)
+		return tio.Lflag&unix.ICANON != 0
+	}
+	require.True(t, canon())
+	late := &rawInput{f: slave}
+	late.restore()
+	n, err := late.Read(make([]byte, 8))
+	assert.Equal(t, 0, n)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.True(t, canon(), "a read after restore does not make the terminal raw")
+
+	first := &rawInput{f: slave}
+	_, err = master.Write([]byte("x"))
+	require.NoError(t, err)
+	_, err = first.Read(make([]byte, 8))
+	require.NoError(t, err)
+	assert.False(t, canon(), "twin: the first read makes it raw")
+	first.restore()
+	assert.True(t, canon(), "and restore brings the mode back")
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -366,6 +367,9 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		return nil, err
 	}
 	opts, nopts := pl.encoded, pl.nargs
+	if req.Stdio != nil && req.Stdio.Terminal != nil {
+		skip = withoutNewSession(pl.options, skip)
+	}
 	if len(skip) > 0 {
 		opts, nopts = encode(pl.options, skip)
 	}
@@ -433,14 +437,6 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 func (r *run) command(req *executor.Request, opts []byte, env []string, seccomp []byte) (argv []string, extra []*os.File, err error) {
 	x := r.x
 	argv = []string{x.feat.path}
-	if req.Stdio != nil && req.Stdio.Terminal != nil {
-		// The command's terminal is its own (procgroup makes it bwrap's
-		// controlling terminal), never the caller's: it keeps the session,
-		// so that ^C on it interrupts the command. --new-session exists
-		// to keep TIOCSTI away from the caller's terminal, which the
-		// command never holds here.
-		opts = dropArg(opts, "--new-session")
-	}
 	if x.feat.dataMasks {
 		var files []*os.File
 		if opts, files, err = maskData(opts, 3); err != nil {
@@ -798,20 +794,6 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	return append(backend.Gaps(pl.looser), pl.blocking...), nil
 }
 
-// dropArg returns the NUL-separated argument list opts without the
-// arguments equal to arg.
-func dropArg(opts []byte, arg string) []byte {
-	out := make([]byte, 0, len(opts))
-	for _, a := range splitNUL(opts) {
-		if a == arg {
-			continue
-		}
-		out = append(out, a...)
-		out = append(out, 0)
-	}
-	return out
-}
-
 // maxDataMasks bounds the hidden files maskData turns into empty
 // unreadable files: each needs a descriptor of its own, which bwrap reads
 // to its end and closes. Those beyond keep /dev/null.
@@ -851,4 +833,24 @@ func maskData(opts []byte, first int) ([]byte, []*os.File, error) {
 		add(args[i])
 	}
 	return out, files, nil
+}
+
+// withoutNewSession returns skip with the --new-session option added, for
+// a command on a terminal of its own: procgroup makes that terminal
+// bwrap's controlling terminal and the command keeps bwrap's session, so
+// that ^C on it interrupts the command. --new-session exists to keep
+// TIOCSTI away from the caller's terminal, which the command never holds
+// there. The option is found by its place among the parsed options,
+// never by value: an operand (a path) may be spelled like an option.
+func withoutNewSession(ops []option, skip map[int]bool) map[int]bool {
+	out := maps.Clone(skip)
+	if out == nil {
+		out = map[int]bool{}
+	}
+	for i, o := range ops {
+		if o.args[0] == "--new-session" {
+			out[i] = true
+		}
+	}
+	return out
 }

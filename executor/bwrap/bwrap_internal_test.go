@@ -365,3 +365,17 @@ func TestExplainIsRun(t *testing.T) {
 	assert.Equal(t, argv, got, "Run's command line is the explained one")
 	assert.Contains(t, got, filepath.Join(root, ".env"), "control: the mask is on it")
 }
+
+// TestWithoutNewSession: on a terminal of the command's own, the
+// --new-session option is left out by its place, never by value: an
+// operand spelled like it (a link named --new-session) stays, and the
+// options after it keep their operands.
+func TestWithoutNewSession(t *testing.T) {
+	ops, err := parseOptions([]string{"--unshare-user", "--new-session", "--symlink", "--new-session", "/x/link", "--tmpfs", "/etc/ssl/private", "--chdir", "/w"}, nil, false)
+	require.NoError(t, err)
+	skip := withoutNewSession(ops, map[int]bool{})
+	opts, _ := encode(ops, skip)
+	assert.Equal(t, []string{"--unshare-user", "--symlink", "--new-session", "/x/link", "--tmpfs", "/etc/ssl/private", "--chdir", "/w"}, splitNUL(opts))
+	opts, _ = encode(ops, nil)
+	assert.Equal(t, "--new-session", splitNUL(opts)[1], "twin: without a terminal it stays")
+}

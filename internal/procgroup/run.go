@@ -21,6 +21,8 @@ func Run(ctx context.Context, s *Spec) (*Result, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx) // a terminal's hangup ends the command
+	defer cancel()
 	r, err := s.resolve()
 	if err != nil {
 		return nil, err
@@ -58,8 +60,11 @@ func Run(ctx context.Context, s *Spec) (*Result, error) {
 	drained := readAll(ws, fs)
 	ended := make(chan struct{})
 	if s.Stdio != nil {
-		feedInput(st, s.Stdio.Stdin)
+		input := feedInput(st, s.Stdio.Stdin)
 		go forwardSignals(proc.Pid, s.Stdio.Signals, ended)
+		if st.ctty && s.Stdio.Stdin != nil {
+			go hangup(proc.Pid, input, ended, cancel)
+		}
 	}
 
 	timedOut, state := supervise(ctx, proc, s.Timeout, nil)

@@ -3,6 +3,8 @@ package procgroup
 import (
 	"io"
 	"os"
+	"syscall"
+	"time"
 )
 
 // Stdio connects a command run by Run to its caller's streams, for a
@@ -23,7 +25,8 @@ type Stdio struct {
 	// command's standard input, output and error are the terminal (its
 	// output arrives on Stdout; Stderr gets nothing) and it is the
 	// controlling terminal of the command's session, so ^C read from
-	// Stdin interrupts it. The caller's own terminal is never passed to
+	// Stdin interrupts it. The end of Stdin is a hangup: the command's
+	// group gets SIGHUP and, HangupGrace later, the command is ended. The caller's own terminal is never passed to
 	// the command, so no ioctl of the command (TIOCSTI, TIOCLINUX) can
 	// reach it.
 	Terminal *Terminal
@@ -110,13 +113,43 @@ func pipes(io *Stdio) (*streams, error) {
 }
 
 // feedInput copies the caller's input to the command and closes its end
-// at EOF (or when the command is gone).
-func feedInput(st *streams, in io.Reader) {
+// at EOF (or when the command is gone). The returned channel is closed
+// when the input ended (never, without input).
+func feedInput(st *streams, in io.Reader) <-chan struct{} {
+	done := make(chan struct{})
 	if in == nil || st.feed == nil {
-		return
+		return done
 	}
 	go func() {
+		defer close(done)
 		_, _ = io.Copy(st.feed, in)
 		st.feed.Close()
 	}()
+	return done
+}
+
+// HangupGrace is how long a command on a terminal has, after its input
+// ended (the caller's terminal hung up) and it was sent SIGHUP, before
+// its whole tree is killed.
+const HangupGrace = 5 * time.Second
+
+// hangup watches a terminal's input: when it ends before the command
+// (the caller's terminal went away: a read of a hung-up terminal returns
+// end of file), the command's group gets SIGHUP, as from a terminal that
+// hangs up, and after HangupGrace the command is ended (kill), so that a
+// command that ignores SIGHUP does not outlive its terminal.
+func hangup(pgid int, input <-chan struct{}, ended <-chan struct{}, kill func()) {
+	select {
+	case <-ended:
+		return
+	case <-input:
+	}
+	signalGroup(pgid, syscall.SIGHUP)
+	t := time.NewTimer(HangupGrace)
+	defer t.Stop()
+	select {
+	case <-ended:
+	case <-t.C:
+		kill()
+	}
 }

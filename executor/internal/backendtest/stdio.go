@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"io"
 	"os"
+	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/cordon-sandbox/cordon/executor"
+	"github.com/cordon-sandbox/cordon/internal/procgroup"
 )
 
 // lineWaiter reads a stream line by line and reports each line on a
@@ -134,6 +136,48 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		} else {
 			assert.Equal(t, "interrupt", got.Signal, "^C ended the sandbox: %q", got.Stdout)
 		}
+	})
+
+	t.Run("terminal held by a survivor", func(t *testing.T) {
+		// A process that left the command's tree (setsid) keeps the
+		// terminal open: Run still returns once the command ended.
+		inR, inW := io.Pipe()
+		defer inW.Close()
+		var out strings.Builder
+		r := req(`setsid sleep 27.182818 & sleep 0.3; echo started`)
+		r.Stdio = &executor.Stdio{Stdin: inR, Stdout: &out, Terminal: &executor.Terminal{}}
+		res, errc := run(r)
+		select {
+		case err := <-errc:
+			require.NoError(t, err)
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run waits for a process outside the command that holds its terminal")
+		}
+		got := <-res
+		assert.Equal(t, 0, got.ExitCode)
+		assert.Contains(t, out.String(), "started")
+		_ = exec.Command("pkill", "-f", "sleep 27.182818").Run() // where the executor leaves survivors (local)
+	})
+
+	t.Run("terminal hangup", func(t *testing.T) {
+		// The caller's terminal goes away (its input ends): the command
+		// gets SIGHUP; one that ignores it is ended after the grace.
+		inR, inW := io.Pipe()
+		outR, outW := io.Pipe()
+		r := req(`trap '' HUP; echo ready; while :; do sleep 0.1; done`)
+		r.Stdio = &executor.Stdio{Stdin: inR, Stdout: outW, Terminal: &executor.Terminal{}}
+		res, errc := run(r)
+		await(t, lineWaiter(outR), "ready")
+		inW.Close()
+		select {
+		case err := <-errc:
+			require.NoError(t, err)
+		case <-time.After(procgroup.HangupGrace + 20*time.Second):
+			t.Fatal("a command that ignores SIGHUP outlived its terminal")
+		}
+		got := <-res
+		outW.Close()
+		assert.True(t, got.TimedOut || got.Signal != "", "ended: %+v", got)
 	})
 
 	t.Run("signal", func(t *testing.T) {
