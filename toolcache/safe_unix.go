@@ -3,7 +3,6 @@
 package toolcache
 
 import (
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -30,22 +29,11 @@ func killGroup(cmd *exec.Cmd) {
 	}
 }
 
-// safeMkdir makes dir (mode 0700) unless it exists, and refuses it unless
-// it is a directory, not a symbolic link, owned by this user and not
-// writable by group or others.
-func safeMkdir(dir string) error {
-	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
-	}
-	st, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
+// ownedSafe reports whether st is this user's and not writable by group
+// or others.
+func ownedSafe(st fs.FileInfo) bool {
 	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !st.IsDir() || !ok || int(sys.Uid) != os.Geteuid() || st.Mode().Perm()&0o022 != 0 {
-		return ErrUnsafeDir
-	}
-	return nil
+	return ok && int(sys.Uid) == os.Geteuid() && st.Mode().Perm()&0o022 == 0
 }
 
 // rootID names the root by its path, device, inode and, where the file

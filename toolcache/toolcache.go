@@ -77,6 +77,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -508,6 +509,23 @@ func (d *detector) readCache(toolName, kind, p, source string, env map[string]st
 		return nil
 	}
 	return []Cache{{Tool: toolName, Kind: kind, Path: r, Source: source, Env: env}}
+}
+
+// safeMkdir makes dir (mode 0700) unless it exists, and refuses it unless
+// it is a directory, not a symbolic link, and (on Unix) owned by this user
+// and not writable by group or others.
+func safeMkdir(dir string) error {
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() || !ownedSafe(st) {
+		return ErrUnsafeDir
+	}
+	return nil
 }
 
 // maxBase bounds the root's base name in the build cache's directory

@@ -51,6 +51,19 @@ func await(t *testing.T, lines <-chan string, want string) {
 	}
 }
 
+// ended waits up to limit for a Run started by CheckStdio to return, and
+// returns its Result; else the test fails with why.
+func ended(t *testing.T, res <-chan *executor.Result, errc <-chan error, limit time.Duration, why string) *executor.Result {
+	t.Helper()
+	select {
+	case err := <-errc:
+		require.NoError(t, err)
+	case <-time.After(limit):
+		t.Fatal(why)
+	}
+	return <-res
+}
+
 // CheckStdio runs the wrapper's streams through x (executor.Request.Stdio):
 //   - pipes: output is streamed while the command runs (it waits for input
 //     that the check writes only after seeing the first line), input is
@@ -121,13 +134,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		await(t, out, "ready")
 		_, err := inW.Write([]byte{3}) // ^C, typed on the command's terminal
 		require.NoError(t, err)
-		select {
-		case err := <-errc:
-			require.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("^C did not interrupt the command")
-		}
-		got := <-res
+		got := ended(t, res, errc, 20 * time.Second, "^C did not interrupt the command")
 		inW.Close()
 		outW.Close()
 		if handlesInterrupt {
@@ -147,13 +154,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		r := req(`setsid sleep 27.182818 & sleep 0.3; echo started`)
 		r.Stdio = &executor.Stdio{Stdin: inR, Stdout: &out, Terminal: &executor.Terminal{}}
 		res, errc := run(r)
-		select {
-		case err := <-errc:
-			require.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("Run waits for a process outside the command that holds its terminal")
-		}
-		got := <-res
+		got := ended(t, res, errc, 20 * time.Second, "Run waits for a process outside the command that holds its terminal")
 		assert.Equal(t, 0, got.ExitCode)
 		assert.Contains(t, out.String(), "started")
 		_ = exec.Command("pkill", "-f", "sleep 27.182818").Run() // where the executor leaves survivors (local)
@@ -169,13 +170,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		res, errc := run(r)
 		await(t, lineWaiter(outR), "ready")
 		inW.Close()
-		select {
-		case err := <-errc:
-			require.NoError(t, err)
-		case <-time.After(procgroup.HangupGrace + 20*time.Second):
-			t.Fatal("a command that ignores SIGHUP outlived its terminal")
-		}
-		got := <-res
+		got := ended(t, res, errc, procgroup.HangupGrace + 20*time.Second, "a command that ignores SIGHUP outlived its terminal")
 		outW.Close()
 		assert.True(t, got.TimedOut || got.Signal != "", "ended: %+v", got)
 	})
@@ -188,13 +183,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		res, errc := run(r)
 		await(t, lineWaiter(outR), "ready")
 		sigs <- syscall.SIGTERM
-		select {
-		case err := <-errc:
-			require.NoError(t, err)
-		case <-time.After(20 * time.Second):
-			t.Fatal("SIGTERM did not reach the command")
-		}
-		got := <-res
+		got := ended(t, res, errc, 20 * time.Second, "SIGTERM did not reach the command")
 		outW.Close()
 		assert.Equal(t, -1, got.ExitCode)
 		assert.NotEmpty(t, got.Signal)
