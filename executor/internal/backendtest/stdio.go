@@ -134,7 +134,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		await(t, out, "ready")
 		_, err := inW.Write([]byte{3}) // ^C, typed on the command's terminal
 		require.NoError(t, err)
-		got := ended(t, res, errc, 20 * time.Second, "^C did not interrupt the command")
+		got := ended(t, res, errc, 20*time.Second, "^C did not interrupt the command")
 		inW.Close()
 		outW.Close()
 		if handlesInterrupt {
@@ -154,7 +154,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		r := req(`setsid sleep 27.182818 & sleep 0.3; echo started`)
 		r.Stdio = &executor.Stdio{Stdin: inR, Stdout: &out, Terminal: &executor.Terminal{}}
 		res, errc := run(r)
-		got := ended(t, res, errc, 20 * time.Second, "Run waits for a process outside the command that holds its terminal")
+		got := ended(t, res, errc, 20*time.Second, "Run waits for a process outside the command that holds its terminal")
 		assert.Equal(t, 0, got.ExitCode)
 		assert.Contains(t, out.String(), "started")
 		_ = exec.Command("pkill", "-f", "sleep 27.182818").Run() // where the executor leaves survivors (local)
@@ -170,7 +170,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		res, errc := run(r)
 		await(t, lineWaiter(outR), "ready")
 		inW.Close()
-		got := ended(t, res, errc, procgroup.HangupGrace + 20*time.Second, "a command that ignores SIGHUP outlived its terminal")
+		got := ended(t, res, errc, procgroup.HangupGrace+20*time.Second, "a command that ignores SIGHUP outlived its terminal")
 		outW.Close()
 		assert.True(t, got.TimedOut || got.Signal != "", "ended: %+v", got)
 	})
@@ -183,7 +183,7 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 		res, errc := run(r)
 		await(t, lineWaiter(outR), "ready")
 		sigs <- syscall.SIGTERM
-		got := ended(t, res, errc, 20 * time.Second, "SIGTERM did not reach the command")
+		got := ended(t, res, errc, 20*time.Second, "SIGTERM did not reach the command")
 		outW.Close()
 		assert.Equal(t, -1, got.ExitCode)
 		assert.NotEmpty(t, got.Signal)
