@@ -113,10 +113,13 @@ type Cache struct {
 	NoRule bool `json:"no_rule,omitempty"`
 }
 
+// LabelPrefix begins every cache's Label.
+const LabelPrefix = "toolchain cache: "
+
 // Label names the cache's rule: "toolchain cache: go module cache (go
 // env GOMODCACHE)".
 func (c Cache) Label() string {
-	return fmt.Sprintf("toolchain cache: %s %s (%s)", c.Tool, c.Kind, c.Source)
+	return fmt.Sprintf("%s%s %s (%s)", LabelPrefix, c.Tool, c.Kind, c.Source)
 }
 
 // Rule returns the cache's path rule: allow read, or read and write for a

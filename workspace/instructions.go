@@ -92,9 +92,17 @@ func (w *Workspace) instructions(caps executor.Capabilities, auto AutoAllow) str
 		line("Inside the workspace you may read files but not change them.")
 	}
 	line("Outside the workspace, reading %s and writing %s.", decisionWords(p.ReadOutside), decisionWords(p.WriteOutside))
-	if len(p.PathRules) > 0 {
+	// Under a sandbox the toolchain caches' rules are said in one line
+	// (Toolchains, below), not listed here.
+	var rules []policy.PathRule
+	for i, r := range p.PathRules {
+		if !(caps.Sandboxed && toolchainRule(p, i)) {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) > 0 {
 		line("Path rules, in order (the first that matches a path decides):")
-		for _, r := range p.PathRules {
+		for _, r := range rules {
 			line("- `%s`: %s (%s)", r.Pattern, actionWord(r.Action), opsWords(r.Ops))
 		}
 	}
@@ -277,4 +285,15 @@ func cacheSummary(caches []toolcache.Cache) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// toolchainRule reports whether path_rules[i] of p is a toolchain cache's
+// (package toolcache names each by its Origin's label).
+func toolchainRule(p *policy.Policy, i int) bool {
+	for _, o := range p.Origins {
+		if o.List == "path_rules" && i >= o.Start && i < o.End {
+			return strings.HasPrefix(o.Label, toolcache.LabelPrefix)
+		}
+	}
+	return false
 }

@@ -94,6 +94,7 @@ func TestToolchainCaches(t *testing.T) {
 			app := filepath.Join(f.root, "app-"+b.name)
 			s := f.open(t, x, noGrants)
 			assert.Contains(t, s.Instructions(), "Toolchains: the go module cache is readable, a go build cache of this workspace's own is writable.")
+			assert.NotContains(t, s.Instructions(), "`"+modcache+"`", "said once, in the Toolchains line")
 			res, err := s.Run(t.Context(), "go build -o app-"+b.name+" . && go vet . && go env GOCACHE GOMODCACHE", "", 0)
 			require.NoError(t, err)
 			require.Equal(t, 0, res.ExitCode, "%s", res.Stderr)
