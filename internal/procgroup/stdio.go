@@ -31,7 +31,12 @@ type Stdio struct {
 	// reach it.
 	Terminal *Terminal
 	// Signals are delivered to the command's process group as they
-	// arrive (a wrapper forwards its SIGINT, SIGTERM, SIGHUP).
+	// arrive (a wrapper forwards its SIGINT, SIGTERM, SIGHUP). The
+	// command inherits the signals this process ignores: a program
+	// started in the background of a shell without job control ignores
+	// SIGINT, and so would its command, which then cannot even trap it;
+	// a wrapper that handles the signal (signal.Notify, as sandbox-probe
+	// run does) gives its commands the default.
 	Signals <-chan os.Signal
 }
 

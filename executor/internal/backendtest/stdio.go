@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -123,6 +124,15 @@ func CheckStdio(t *testing.T, x executor.Executor, handlesInterrupt bool, req fu
 	})
 
 	t.Run("terminal", func(t *testing.T) {
+		// A program started in the background of a shell without job
+		// control (a CI script's `cmd &`) inherits SIGINT ignored, and so
+		// would the command: a shell cannot trap a signal ignored when it
+		// starts. The wrapper (sandbox-probe run) handles SIGINT itself,
+		// which gives its children the default disposition; so does this
+		// check while it runs.
+		sigint := make(chan os.Signal, 1)
+		signal.Notify(sigint, os.Interrupt)
+		defer signal.Stop(sigint)
 		inR, inW := io.Pipe()
 		outR, outW := io.Pipe()
 		r := req(`test -t 0 && test -t 1 && test -t 2 && echo all-tty; stty size; trap 'echo interrupted; exit 5' INT; echo ready; while :; do sleep 0.1; done`)
