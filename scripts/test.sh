@@ -22,6 +22,8 @@ cd "$CORDON_ROOT"
 
 mkdir -p "$BUILD_DIR"
 out="$BUILD_DIR/test.out"
+uout="$BUILD_DIR/unpriv.out"
+: >"$uout"
 flaky="$BUILD_DIR/flaky.txt"
 : >"$flaky"
 
@@ -67,14 +69,17 @@ if [ "$rc" -ne 0 ] && [ "${RERUN:-1}" != 0 ]; then
 fi
 
 if [ "${UNPRIV:-1}" != 0 ]; then
-	urc=0
-	"$CORDON_ROOT/scripts/unpriv.sh" || urc=$?
+	# Their output is kept too (unpriv.out), for the summary's names.
+	set +e
+	"$CORDON_ROOT/scripts/unpriv.sh" 2>&1 | tee "$uout"
+	urc=${PIPESTATUS[0]}
 	[ "$urc" -eq 0 ] || rc="$urc"
 	# The landlock executor's C start path again as uid 65534: its user
 	# namespace (the read-only mounts for a non-root caller) runs only there.
-	urc=0
-	UNPRIV_CGO=1 UNPRIV_PKGS=./executor/landlock/ "$CORDON_ROOT/scripts/unpriv.sh" || urc=$?
+	UNPRIV_CGO=1 UNPRIV_PKGS=./executor/landlock/ "$CORDON_ROOT/scripts/unpriv.sh" 2>&1 | tee -a "$uout"
+	urc=${PIPESTATUS[0]}
 	[ "$urc" -eq 0 ] || rc="$urc"
+	set -e
 fi
 if [ -s "$flaky" ]; then
 	log "flaky tests (passed only when run again; fix them):"
@@ -83,7 +88,9 @@ fi
 # The summary: one line, naming every test that failed (and stayed failed).
 if [ "$rc" -ne 0 ]; then
 	failed="$(grep -h '^--- FAIL: ' "$out" 2>/dev/null | awk '{print $3}' | sort -u | paste -sd' ' - || true)"
-	log "FAILED (exit $rc): ${failed:-no test of the main run named: a build error, a panic, a timeout or the unprivileged run; see above}"
+	ufailed="$(grep -h '^--- FAIL: ' "$uout" 2>/dev/null | awk '{print $3}' | sort -u | paste -sd' ' - || true)"
+	[ -z "$ufailed" ] || failed="${failed:+$failed; }as uid 65534: $ufailed"
+	log "FAILED (exit $rc): ${failed:-no test named: a build error, a panic or a timeout; see above}"
 else
 	log "passed: no test failed"
 fi
