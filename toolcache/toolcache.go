@@ -36,7 +36,7 @@
 //     config variables, CARGO_HOME) and the filtered PATH: no
 //     PYTHONPATH, NODE_OPTIONS, LD_PRELOAD or virtualenv;
 //   - it is killed with everything it started after Options.Timeout, and
-//     at most 64 KiB of its output is read.
+//     only the first 64 KiB of its output are kept (the rest is read and dropped).
 //
 // A location is granted only if it looks like the tool's cache (Go's has
 // cache/download, npm's _cacache index-v5 or content-v2, pip's http,
@@ -86,6 +86,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cordon-sandbox/cordon/internal/abspath"
 	"github.com/cordon-sandbox/cordon/policy"
 )
 
@@ -240,7 +241,7 @@ type detector struct {
 
 // writable reports whether commands may write p (resolved).
 func (d *detector) writable(p string) bool {
-	return within(p, d.o.Root) || d.o.Writable(p)
+	return abspath.Within(p, d.o.Root) || d.o.Writable(p)
 }
 
 // safePath returns the user's PATH without the entries commands may
@@ -389,7 +390,7 @@ func (d *detector) safeSettings() *settingsError {
 	}
 	var paths []string
 	for _, h := range homes {
-		if within(h, d.o.Root) || d.writable(h) {
+		if abspath.Within(h, d.o.Root) || d.writable(h) {
 			return &settingsError{h, ErrUnsafeHome}
 		}
 		for _, f := range settingFiles {
@@ -462,24 +463,19 @@ func (d *detector) check(c Cache) error {
 		return nil // no rule: its variables only
 	}
 	p := c.Path
-	if strings.ContainsAny(p, "*?[{\\") {
-		return ErrGlob
+	if cp, err := policy.CompilePattern(p, ""); err != nil || !cp.Literal() {
+		return ErrGlob // a rule reads its path as a pattern
 	}
-	if p == "/" || within(d.o.Root, p) {
+	if p == "/" || abspath.Within(d.o.Root, p) {
 		return ErrTooBroad
 	}
 	for _, h := range []string{resolve(d.o.Home), d.toolHome} {
-		if h != "" && within(h, p) {
+		if h != "" && abspath.Within(h, p) {
 			return ErrTooBroad
 		}
 	}
-	for dir := filepath.Dir(p); ; dir = filepath.Dir(dir) {
-		if d.writable(dir) {
-			return ErrWritableParent
-		}
-		if dir == "/" {
-			break
-		}
+	if d.writableAbove(filepath.Dir(p)) {
+		return ErrWritableParent
 	}
 	if c.Write {
 		return nil // made by buildCache, which checked every directory
@@ -496,14 +492,23 @@ func (d *detector) check(c Cache) error {
 	return ErrNotCache
 }
 
-// within reports whether p is base or below it.
-func within(p, base string) bool {
-	return p == base || strings.HasPrefix(p, strings.TrimSuffix(base, "/")+"/")
-}
-
 // inRoot reports whether p is inside the workspace root: the root's own
 // rules decide it, and no cache rule is made.
-func (d *detector) inRoot(p string) bool { return within(p, d.o.Root) && p != d.o.Root }
+func (d *detector) inRoot(p string) bool { return abspath.Below(p, d.o.Root) }
+
+// writableAbove reports whether commands may write p or a directory above
+// it (which could be swapped for a symbolic link before the next
+// derivation).
+func (d *detector) writableAbove(p string) bool {
+	for ; ; p = filepath.Dir(p) {
+		if d.writable(p) {
+			return true
+		}
+		if p == "/" {
+			return false
+		}
+	}
+}
 
 // readCache returns a read-only cache at the resolved p, or nothing.
 func (d *detector) readCache(toolName, kind, p, source string, env map[string]string) []Cache {
@@ -578,13 +583,8 @@ func (d *detector) buildCache(toolName, kind, name string, env func(path string)
 	if d.inRoot(intended) {
 		return []Cache{{Tool: toolName, Kind: kind, Path: intended, Write: true, Source: "per-workspace", Env: env(intended), NoRule: true}}
 	}
-	for p := top; ; p = filepath.Dir(p) {
-		if d.writable(p) {
-			return refuse(intended, ErrWritableParent)
-		}
-		if p == "/" {
-			break
-		}
+	if d.writableAbove(top) {
+		return refuse(intended, ErrWritableParent)
 	}
 	if !d.o.DryRun {
 		if err := os.MkdirAll(base, 0o700); err != nil {
