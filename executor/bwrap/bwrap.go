@@ -370,9 +370,19 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 	if req.Stdio != nil && req.Stdio.Terminal != nil {
 		skip = withoutNewSession(pl.options, skip)
 	}
-	if len(skip) > 0 {
+	data := 0 // hidden files bound from /dev/null descriptors (dataOpts)
+	switch {
+	case len(skip) > 0:
 		opts, nopts = encode(pl.options, skip)
+		if x.feat.dataMasks {
+			opts, data = dataOpts(opts, 3)
+		}
+	case x.feat.dataMasks && pl.dataEncoded != nil:
+		opts, data = pl.dataEncoded, pl.dataN // rewritten once per plan (planFor)
+	case x.feat.dataMasks:
+		opts, data = dataOpts(opts, 3) // a plan made elsewhere
 	}
+	nopts += 2 * data // --perms 0000 each
 	cmdEnv := req.Env
 	switch {
 	case pl.netns:
@@ -407,7 +417,7 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 		r.end(ctx, nil)
 		return nil, err
 	}
-	argv, extra, err := r.command(req, opts, env, pl.seccomp)
+	argv, extra, err := r.command(req, opts, data, env, pl.seccomp)
 	if err != nil {
 		r.end(ctx, nil)
 		return nil, err
@@ -434,19 +444,17 @@ func (x *Executor) prepare(ctx context.Context, req *executor.Request) (*run, er
 // behind --args 3 (a pipe), the environment after them, --json-status-fd
 // on the next descriptor, the seccomp program (--seccomp, a pipe) when
 // there is one, then -- /bin/sh -c CMD.
-func (r *run) command(req *executor.Request, opts []byte, env []string, seccomp []byte) (argv []string, extra []*os.File, err error) {
+func (r *run) command(req *executor.Request, opts []byte, data int, env []string, seccomp []byte) (argv []string, extra []*os.File, err error) {
 	x := r.x
 	argv = []string{x.feat.path}
-	if x.feat.dataMasks {
-		var files []*os.File
-		if opts, files, err = maskData(opts, 3); err != nil {
-			for _, f := range files {
-				f.Close()
-			}
-			return nil, nil, err
+	// Descriptors 3 ... 3+data-1: the hidden files' empty content.
+	for range data {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil, nil, fmt.Errorf("bwrap executor: a hidden file's descriptor: %w", err)
 		}
-		r.files = append(r.files, files...)
-		extra = append(extra, files...)
+		r.files = append(r.files, f) // closed by end, with the others
+		extra = append(extra, f)
 	}
 	inline := x.argsInline || !x.feat.argsFD
 	if inline {
@@ -715,6 +723,9 @@ func (x *Executor) planFor(pr *policyderive.Profile) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if x.feat.dataMasks {
+		pl.dataEncoded, pl.dataN = dataOpts(pl.encoded, 3)
+	}
 	x.plans.Add(key, pl)
 	return pl, nil
 }
@@ -794,25 +805,25 @@ func (x *Executor) Assess(ctx context.Context, req *executor.Request) ([]executo
 	return append(backend.Gaps(pl.looser), pl.blocking...), nil
 }
 
-// maxDataMasks bounds the hidden files maskData turns into empty
+// maxDataMasks bounds the hidden files dataOpts turns into empty
 // unreadable files: each needs a descriptor of its own, which bwrap reads
 // to its end and closes. Those beyond keep /dev/null.
 const maxDataMasks = 256
 
-// maskData rewrites the hidden files of opts (NUL-separated), which
+// dataOpts rewrites the hidden files of opts (NUL-separated), which
 // policyderive.Bwrap covers with /dev/null (`--ro-bind /dev/null P`: the
 // command would see a character device that reads as empty), as
 // `--perms 0000 --ro-bind-data FD P`: a regular empty file, mode 0000,
 // bound read-only, so that reading it fails with "Permission denied" and
 // writing it with "Read-only file system", as a model would expect of a
-// file it may not touch. Each FD is a descriptor of its own on /dev/null
-// (EOF at once: the file is empty), numbered from first; the files are
-// returned for the command's extra files, in order. bwrap makes the file
-// in its own staging area: nothing is created on the host.
-func maskData(opts []byte, first int) ([]byte, []*os.File, error) {
+// file it may not touch. The FDs are numbered from first, one per file
+// (n of them, at most maxDataMasks): Run passes a descriptor of its own
+// on /dev/null for each (EOF at once: the file is empty), which bwrap
+// reads and closes. bwrap makes the file in its own staging area:
+// nothing is created on the host.
+func dataOpts(opts []byte, first int) (out []byte, n int) {
 	args := splitNUL(opts)
-	var files []*os.File
-	out := make([]byte, 0, len(opts)+64)
+	out = make([]byte, 0, len(opts)+64)
 	add := func(a ...string) {
 		for _, s := range a {
 			out = append(out, s...)
@@ -820,19 +831,15 @@ func maskData(opts []byte, first int) ([]byte, []*os.File, error) {
 		}
 	}
 	for i := 0; i < len(args); i++ {
-		if args[i] == "--ro-bind" && i+2 < len(args) && args[i+1] == os.DevNull && len(files) < maxDataMasks {
-			f, err := os.Open(os.DevNull)
-			if err != nil {
-				return nil, files, fmt.Errorf("bwrap executor: a hidden file's descriptor: %w", err)
-			}
-			files = append(files, f)
-			add("--perms", "0000", "--ro-bind-data", strconv.Itoa(first+len(files)-1), args[i+2])
+		if args[i] == "--ro-bind" && i+2 < len(args) && args[i+1] == os.DevNull && n < maxDataMasks {
+			add("--perms", "0000", "--ro-bind-data", strconv.Itoa(first+n), args[i+2])
+			n++
 			i += 2
 			continue
 		}
 		add(args[i])
 	}
-	return out, files, nil
+	return out, n
 }
 
 // withoutNewSession returns skip with the --new-session option added, for

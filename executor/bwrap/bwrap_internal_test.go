@@ -351,7 +351,7 @@ func TestExplainIsRun(t *testing.T) {
 			continue
 		}
 		if ran[i] == "--perms" && i+4 < len(ran) && ran[i+1] == "0000" && ran[i+2] == "--ro-bind-data" {
-			// A hidden file as Run binds it (maskData: an empty
+			// A hidden file as Run binds it (dataOpts: an empty
 			// unreadable file from a descriptor), shown by Explain in the
 			// form a command line can carry.
 			dataMasks++

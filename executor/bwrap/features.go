@@ -58,7 +58,7 @@ type features struct {
 	// --json-status-fd and --disable-userns are used.
 	argsFD, jsonStatus, disableUserns bool
 	// dataMasks: --perms and --ro-bind-data, with which a hidden file is
-	// an empty file nobody may read instead of /dev/null (maskData).
+	// an empty file nobody may read instead of /dev/null (dataOpts).
 	dataMasks bool
 	// disableUsernsWhy says why --disable-userns is not used.
 	disableUsernsWhy string

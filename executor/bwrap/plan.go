@@ -82,6 +82,11 @@ type plan struct {
 	// option has to be left out.
 	encoded []byte
 	nargs   int
+	// dataEncoded is encoded with its hidden files rewritten by dataOpts
+	// (dataN of them), made once with the plan where bwrap has
+	// --ro-bind-data; Run uses it when no option has to be left out.
+	dataEncoded []byte
+	dataN       int
 	// placeholders are the masks of paths that do not exist by design,
 	// by destination: bwrap creates their mount points on the host.
 	placeholders map[string]policyderive.Mask
