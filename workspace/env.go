@@ -1,7 +1,6 @@
 package workspace
 
 import (
-	"github.com/cordon-sandbox/cordon/toolcache"
 	"os"
 	"path/filepath"
 	"sort"
@@ -62,7 +61,7 @@ func (w *Workspace) commandEnv(sandboxed bool) []string {
 		m["GIT_CONFIG_GLOBAL"] = os.DevNull
 	}
 	if sandboxed {
-		for k, v := range toolcache.Env(w.caches) {
+		for k, v := range w.cacheEnv {
 			m[k] = v
 		}
 	}

@@ -31,7 +31,8 @@ type Workspace struct {
 	parentEnv    []string // os.Environ() at Local
 	log          *slog.Logger
 	locks        pathLocks
-	caches       []toolcache.Cache // toolchain caches granted (commandEnv)
+	caches       []toolcache.Cache // toolchain caches granted (instructions)
+	cacheEnv     map[string]string // their variables (commandEnv)
 }
 
 // Local returns the workspace rooted at root, a directory on this machine.
@@ -121,6 +122,7 @@ func Local(root string, opts ...Option) (*Workspace, error) {
 		inheritEnv:   c.inheritEnv,
 		parentEnv:    os.Environ(),
 		caches:       caches,
+		cacheEnv:     toolcache.Env(caches),
 		log:          log,
 	}, nil
 }
